@@ -1,0 +1,14 @@
+import { withActivityFailures } from '../src/temporal/failures';
+import type { ActivityDeps } from './deps';
+import { createProjectCreationActivities } from './project-creation';
+
+export type { ActivityDeps } from './deps';
+
+/** Every activity the worker registers, bound to its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return withActivityFailures({
+    ...createProjectCreationActivities(deps),
+  });
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,27 @@
+import type { Client } from '@temporalio/client';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secret-box';
+import type { Orm } from '../db/orm';
+import type { Principal } from '../domain/accounts/actor';
+import type { Logger } from '../logger';
+import type { SchemaValidator } from '../validation/schema-validator';
+
+/** What the API process is built from; routes receive it when they are created. */
+export interface AppDeps {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  secretBox: SecretBox;
+  validator: SchemaValidator;
+  logger: Logger;
+}
+
+/** Per-request state, filled in by the middleware in the order app.ts composes it. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** A fresh EntityManager fork: one identity map per request. */
+  em: EntityManager;
+  principal: Principal;
+}

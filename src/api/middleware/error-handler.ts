@@ -1,0 +1,56 @@
+import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ServiceError } from '@temporalio/client';
+import type { Middleware } from 'koa';
+import { ApiError } from '../../errors';
+import type { AppState } from '../context';
+
+interface HttpLikeError {
+  status?: number;
+  expose?: boolean;
+  type?: string;
+}
+
+/** Turns anything thrown below into the spec's error body; unexpected errors are logged, never echoed. */
+function toApiError(error: unknown, method: string, path: string, requestId: string): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UniqueConstraintViolationException) {
+    return new ApiError('CONFLICT', 'A record with the same identifying values already exists', { field: null, reason: 'already exists' });
+  }
+  const http = error as HttpLikeError;
+  if (!(error instanceof DriverException) && typeof http.status === 'number' && http.expose) {
+    switch (http.status) {
+      case 400:
+        return http.type === 'entity.parse.failed'
+          ? ApiError.invalid('body', 'is not valid JSON', 'Request body is not valid JSON')
+          : ApiError.invalid('request', 'is malformed', 'Malformed request');
+      case 405:
+      case 501:
+        return new ApiError('METHOD_NOT_ALLOWED', `${method} is not supported on ${path}`, { field: 'method', reason: 'not allowed' });
+      case 413:
+        return new ApiError('PAYLOAD_TOO_LARGE', 'Request body is too large', { field: 'body', reason: 'exceeds the size limit' });
+      case 415:
+        return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/json', { field: 'Content-Type', reason: 'must be application/json' });
+    }
+  }
+  if (error instanceof ServiceError) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The workflow service is unavailable; try again shortly', { field: null, reason: 'temporarily unavailable' }, { 'Retry-After': '5' });
+  }
+  return new ApiError('INTERNAL_ERROR', `An unexpected error occurred (request id ${requestId})`, { field: null, reason: 'internal error' });
+}
+
+export function errorHandler(): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`, { field: 'path', reason: 'no such route' });
+      }
+    } catch (error) {
+      const apiError = toApiError(error, ctx.method, ctx.path, ctx.state.requestId);
+      if (apiError.status >= 500) ctx.state.log.error({ err: error }, 'request failed');
+      ctx.status = apiError.status;
+      ctx.set(apiError.headers);
+      ctx.body = apiError.toBody();
+    }
+  };
+}

@@ -1,0 +1,42 @@
+import type { Middleware } from 'koa';
+import { consumeRateLimit, type RateLimitDecision, type RateLimitPolicy } from '../../domain/accounts/rate-limits';
+import { ApiError } from '../../errors';
+import type { AppState } from '../context';
+
+/**
+ * Response headers for a decision: the IETF RateLimit-Policy and RateLimit fields for every window, and the
+ * widespread X-RateLimit-* trio for the tightest window (the one with the fewest requests left).
+ */
+export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number): Record<string, string> {
+  const secondsLeft = (resetsAt: number) => Math.max(0, resetsAt - nowSeconds);
+  const tightest = decision.windows.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': decision.windows.map((w) => `"${w.name}";q=${w.limit};w=${w.seconds}`).join(', '),
+    RateLimit: decision.windows.map((w) => `"${w.name}";r=${w.remaining};t=${secondsLeft(w.resetsAt)}`).join(', '),
+    'X-RateLimit-Limit': String(tightest.limit),
+    'X-RateLimit-Remaining': String(tightest.remaining),
+    'X-RateLimit-Reset': String(tightest.resetsAt),
+  };
+  if (!decision.allowed) {
+    const exhausted = decision.windows.filter((w) => w.remaining === 0);
+    headers['Retry-After'] = String(Math.max(1, ...exhausted.map((w) => secondsLeft(w.resetsAt))));
+  }
+  return headers;
+}
+
+/** Counts the request against the key's budget (shared by all API processes) and answers 429 past it. */
+export function rateLimit(policy: RateLimitPolicy): Middleware<AppState> {
+  return async (ctx, next) => {
+    const decision = await consumeRateLimit(ctx.state.em, ctx.state.principal.apiKeyId, policy);
+    const headers = rateLimitHeaders(decision, Math.floor(Date.now() / 1000));
+    ctx.set(headers);
+    if (!decision.allowed) {
+      const exhausted = decision.windows.filter((w) => w.remaining === 0).map((w) => `${w.limit} per ${w.name}`);
+      throw new ApiError('RATE_LIMITED', `Rate limit exceeded (${exhausted.join(', ')}); retry after ${headers['Retry-After']} seconds`, {
+        field: 'X-API-Key',
+        reason: `rate limit exceeded: ${exhausted.join(', ')}`,
+      });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,16 @@
+import Router from '@koa/router';
+import type { AppDeps, AppState } from '../context';
+
+/** GET /health: unauthenticated; 200 when PostgreSQL and Temporal answer, else 503 naming the one that did not. */
+export function healthRoutes({ orm, temporal }: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  router.get('/health', async (ctx) => {
+    const [database, workflows] = await Promise.all([
+      orm.em.getConnection().execute('select 1').then(() => 'ok', () => 'unavailable'),
+      temporal.workflowService.getSystemInfo({}).then(() => 'ok', () => 'unavailable'),
+    ]);
+    ctx.status = database === 'ok' && workflows === 'ok' ? 200 : 503;
+    ctx.body = { status: ctx.status === 200 ? 'ok' : 'degraded', database, temporal: workflows };
+  });
+  return router;
+}

@@ -1,0 +1,84 @@
+import Router from '@koa/router';
+import { v7 as uuidv7 } from 'uuid';
+import { verifyWebhookSignature } from '../../../crypto/webhook-signature';
+import { actorOf } from '../../../domain/accounts/actor';
+import { INBOUND_SCOPE } from '../../../domain/accounts/scopes';
+import { ApiError } from '../../../errors';
+import type { AppDeps, AppState } from '../../context';
+import { authenticate, requireScope } from '../../middleware/authenticate';
+import { jsonBody } from '../../middleware/json-body';
+import { rateLimit } from '../../middleware/rate-limit';
+import { INBOUND_OPERATIONS } from './operations';
+
+/**
+ * Accepted X-Webhook-Source values. All use the same signature scheme; the value labels the sending system
+ * in logs. Which three third-party systems the spec meant is not shown; see docs/decisions.md.
+ */
+export const INBOUND_SOURCES = ['custom', 'zapier', 'make', 'n8n'] as const;
+
+interface Envelope {
+  event_type: string;
+  timestamp?: string;
+  source?: string;
+  data?: Record<string, unknown>;
+}
+
+/** Field names in a handler's errors are relative to `data`; the client sees them from the envelope. */
+function inEnvelope(error: unknown): unknown {
+  if (error instanceof ApiError && error.status < 500 && error.details.field) {
+    return new ApiError(error.code, error.message, { ...error.details, field: `data.${error.details.field}` }, error.headers);
+  }
+  return error;
+}
+
+export function inboundRoutes(deps: AppDeps): Router<AppState> {
+  const { validator, secretBox, config } = deps;
+  const operations = new Map(INBOUND_OPERATIONS.map((op) => [op.eventType, op]));
+  for (const eventType of operations.keys()) {
+    if (!validator.has(`inbound/${eventType}.json`)) throw new Error(`No schema schemas/inbound/${eventType}.json`);
+  }
+
+  const router = new Router<AppState>();
+  router.post(
+    '/webhooks/inbound',
+    authenticate(),
+    requireScope(INBOUND_SCOPE),
+    rateLimit('inbound'),
+    jsonBody(config.bodyLimitBytes),
+    async (ctx) => {
+      const { principal } = ctx.state;
+      const source = (ctx.get('X-Webhook-Source') || 'custom').toLowerCase();
+      if (!(INBOUND_SOURCES as readonly string[]).includes(source)) {
+        throw ApiError.invalid('X-Webhook-Source', `must be one of: ${INBOUND_SOURCES.join(', ')}`);
+      }
+      const check = verifyWebhookSignature({
+        secret: secretBox.open(principal.signingSecretSealed),
+        timestamp: ctx.get('X-Webhook-Timestamp') || undefined,
+        signature: ctx.get('X-Webhook-Signature') || undefined,
+        rawBody: String(ctx.request.rawBody ?? ''),
+      });
+      if (!check.valid) {
+        throw new ApiError('INVALID_SIGNATURE', `Signature verification failed: ${check.field} ${check.reason}`, {
+          field: check.field,
+          reason: check.reason,
+        });
+      }
+
+      const envelope = validator.validate<Envelope>('inbound/envelope.json', ctx.request.body);
+      const operation = operations.get(envelope.event_type);
+      if (!operation) {
+        throw ApiError.invalid('event_type', `is not supported; supported: ${[...operations.keys()].join(', ')}`);
+      }
+      const data = validator.validate<never>(`inbound/${operation.eventType}.json`, envelope.data ?? {}, 'data');
+      const eventId = uuidv7();
+      const outcome = await operation
+        .handle({ data, actor: actorOf(principal), eventId, source, em: ctx.state.em, deps, log: ctx.state.log })
+        .catch((error: unknown) => {
+          throw inEnvelope(error);
+        });
+      ctx.status = outcome.status ?? 200;
+      ctx.body = { success: true, message: outcome.message, event_id: outcome.eventId ?? eventId, record_id: outcome.recordId };
+    },
+  );
+  return router;
+}

@@ -1,0 +1,9 @@
+import { defineOperation } from '../operation';
+
+/** Confirms the key, signature and envelope are right; writes nothing. */
+export const testConnection = defineOperation<Record<string, unknown>>({
+  eventType: 'test.connection',
+  async handle({ actor }) {
+    return { message: `Connection successful for company ${actor.companyId}`, recordId: null };
+  },
+});

@@ -1,0 +1,36 @@
+import type { Client } from '@temporalio/client';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config';
+import { SecretBox } from '../crypto/secret-box';
+import type { Orm } from '../db/orm';
+import type { Logger } from '../logger';
+import { SchemaValidator } from '../validation/schema-validator';
+import { createApp } from './app';
+
+export interface RunningApi {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Builds the app from its dependencies and listens; close() stops accepting and lets requests finish. */
+export async function startApi(deps: { config: Config; orm: Orm; temporal: Client; logger: Logger }): Promise<RunningApi> {
+  const app = createApp({ ...deps, secretBox: new SecretBox(deps.config.encryptionKey), validator: new SchemaValidator() });
+  const server = app.listen(deps.config.port, deps.config.host);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  // Behind load balancers idle keep-alive sockets must outlive the balancer's, or requests race a close.
+  server.keepAliveTimeout = 65_000;
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), 10_000);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Environment → typed, validated configuration. The production entry points (api, worker) read only this;
+ * `npm start` provisions embedded PostgreSQL/Temporal first and passes their addresses in the same way.
+ */
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  databaseUrl: string;
+  dbPoolMax: number;
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    /** Temporal Cloud API key; when set the connection uses TLS. */
+    apiKey?: string;
+  };
+  /** 32-byte key that encrypts signing secrets at rest (AES-256-GCM). */
+  encryptionKey: Buffer;
+  logLevel: string;
+  bodyLimitBytes: number;
+  /** How long an inbound request waits for its workflow before answering 202 (it keeps running). */
+  inboundWaitMs: number;
+}
+
+interface Setting<T> {
+  description: string;
+  default?: string;
+  parse(raw: string): T;
+}
+
+class ConfigError extends Error {}
+
+const integer = (min: number, max: number) => (raw: string): number => {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+};
+
+const text = (raw: string): string => raw;
+
+const url = (protocols: string[]) => (raw: string): string => {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+};
+
+const hostPort = (raw: string): string => {
+  if (!/^[^\s:/]+:\d{1,5}$/.test(raw)) throw new ConfigError(`must be host:port, got "${raw}"`);
+  return raw;
+};
+
+const key32 = (raw: string): Buffer => {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    throw new ConfigError('must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32)');
+  }
+  return key;
+};
+
+const logLevel = (raw: string): string => {
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
+  return raw;
+};
+
+/** Every setting the service reads. The README's configuration table mirrors this one. */
+export const SETTINGS = {
+  PORT: { description: 'HTTP port of the API', default: '3000', parse: integer(0, 65535) },
+  HOST: { description: 'interface the API listens on', default: '0.0.0.0', parse: text },
+  PUBLIC_BASE_URL: {
+    description: 'address clients use to reach the API (printed, and used in links)',
+    parse: url(['http:', 'https:']),
+  },
+  DATABASE_URL: {
+    description: 'PostgreSQL connection URL, e.g. postgres://user:pass@host:5432/construction',
+    parse: url(['postgres:', 'postgresql:']),
+  },
+  DB_POOL_MAX: { description: 'connections per process', default: '10', parse: integer(1, 200) },
+  TEMPORAL_ADDRESS: { description: 'Temporal frontend host:port, e.g. localhost:7233', parse: hostPort },
+  TEMPORAL_NAMESPACE: { description: 'Temporal namespace', default: 'default', parse: text },
+  TEMPORAL_TASK_QUEUE: { description: 'task queue of the worker', default: 'construction-integration', parse: text },
+  TEMPORAL_API_KEY: { description: 'Temporal Cloud API key (enables TLS)', default: '', parse: text },
+  ENCRYPTION_KEY: {
+    description: '32-byte key (hex or base64) encrypting signing secrets at rest',
+    parse: key32,
+  },
+  LOG_LEVEL: { description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: logLevel },
+  BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: '1048576', parse: integer(1024, 10485760) },
+  INBOUND_WAIT_MS: {
+    description: 'how long an inbound multi-step operation is awaited before answering 202',
+    default: '20000',
+    parse: integer(0, 120000),
+  },
+} satisfies Record<string, Setting<unknown>>;
+
+type SettingName = keyof typeof SETTINGS;
+type Parsed = { [K in SettingName]: ReturnType<(typeof SETTINGS)[K]['parse']> };
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const values = {} as Record<SettingName, unknown>;
+  for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, Setting<unknown>][]) {
+    const raw = env[name] !== undefined && env[name] !== '' ? env[name] : setting.default;
+    if (raw === undefined) {
+      if (name !== 'PUBLIC_BASE_URL') problems.push(`${name} is required: ${setting.description}`);
+      continue;
+    }
+    try {
+      values[name] = setting.parse(raw);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(`${name} ${error.message}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  const v = values as Parsed;
+  return {
+    port: v.PORT,
+    host: v.HOST,
+    publicBaseUrl: v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT}`,
+    databaseUrl: v.DATABASE_URL,
+    dbPoolMax: v.DB_POOL_MAX,
+    temporal: {
+      address: v.TEMPORAL_ADDRESS,
+      namespace: v.TEMPORAL_NAMESPACE,
+      taskQueue: v.TEMPORAL_TASK_QUEUE,
+      apiKey: v.TEMPORAL_API_KEY || undefined,
+    },
+    encryptionKey: v.ENCRYPTION_KEY,
+    logLevel: v.LOG_LEVEL,
+    bodyLimitBytes: v.BODY_LIMIT_BYTES,
+    inboundWaitMs: v.INBOUND_WAIT_MS,
+  };
+}

@@ -1,0 +1,28 @@
+import { ApiKey } from '../domain/accounts/api-key.entity';
+import { Company } from '../domain/accounts/company.entity';
+import { Contact } from '../domain/business/contact.entity';
+import { Customer } from '../domain/business/customer.entity';
+import { Location } from '../domain/business/location.entity';
+import { Department } from '../domain/people/department.entity';
+import { Employee } from '../domain/people/employee.entity';
+import { Role } from '../domain/people/role.entity';
+import { Skill } from '../domain/people/skill.entity';
+import { Project } from '../domain/work/project.entity';
+import { WorkOrder } from '../domain/work/work-order.entity';
+import { OutboxEvent } from '../events/outbox-event.entity';
+
+/** Every mapped entity, listed explicitly so discovery is the same from src/ and dist/. */
+export const ENTITIES = [
+  Company,
+  ApiKey,
+  Skill,
+  Department,
+  Role,
+  Employee,
+  Customer,
+  Location,
+  Contact,
+  Project,
+  WorkOrder,
+  OutboxEvent,
+];

@@ -1,0 +1,9 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261120000000Initial } from './Migration20261120000000Initial';
+import { Migration20261120000100RateLimits } from './Migration20261120000100RateLimits';
+
+/** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
+export const MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20261120000000Initial', class: Migration20261120000000Initial },
+  { name: 'Migration20261120000100RateLimits', class: Migration20261120000100RateLimits },
+];

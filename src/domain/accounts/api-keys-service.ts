@@ -1,0 +1,98 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { SecretBox } from '../../crypto/secret-box';
+import type { Principal } from './actor';
+import { ApiKey } from './api-key.entity';
+import { Company } from './company.entity';
+import { unknownScopes } from './scopes';
+
+/** Keys look like `cik_<12 id chars>_<43 secret chars>`; the part before the second underscore is the prefix. */
+const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
+
+const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+function randomAlphanumeric(length: number): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  // 248 is the largest multiple of 62 below 256: rejecting bytes above it keeps every character equally likely.
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += alphabet[byte % 62];
+    }
+  }
+  return out;
+}
+
+export interface IssuedApiKey {
+  apiKey: ApiKey;
+  /** The key value; shown once, never stored. */
+  key: string;
+  /** Secret for signing inbound webhook requests; shown once, stored sealed. */
+  signingSecret: string;
+}
+
+export async function createCompany(em: EntityManager, name: string): Promise<Company> {
+  const company = em.create(Company, { name: name.trim() });
+  await em.flush();
+  return company;
+}
+
+export async function issueApiKey(
+  em: EntityManager,
+  secretBox: SecretBox,
+  input: { companyId: string; name: string; scopes: string[] },
+): Promise<IssuedApiKey> {
+  const unknown = unknownScopes(input.scopes);
+  if (unknown.length > 0) throw new Error(`Unknown scopes: ${unknown.join(', ')}`);
+  const company = await em.findOne(Company, { id: input.companyId });
+  if (!company) throw new Error(`No company with id ${input.companyId}`);
+  const prefix = `cik_${randomAlphanumeric(12)}`;
+  const key = `${prefix}_${randomBytes(32).toString('base64url')}`;
+  const signingSecret = `whsec_${randomBytes(32).toString('base64url')}`;
+  const apiKey = em.create(ApiKey, {
+    company,
+    name: input.name,
+    prefix,
+    keyHash: hashKey(key),
+    scopes: [...new Set(input.scopes)],
+    signingSecretSealed: secretBox.seal(signingSecret),
+  });
+  await em.flush();
+  return { apiKey, key, signingSecret };
+}
+
+export async function listApiKeys(em: EntityManager, companyId: string): Promise<ApiKey[]> {
+  return em.find(ApiKey, { company: companyId }, { orderBy: { createdAt: 'asc' } });
+}
+
+/** Revokes a key; it is refused from the next request on. Returns false when there is no such key. */
+export async function revokeApiKey(em: EntityManager, idOrPrefix: string): Promise<ApiKey | null> {
+  const byId = /^[0-9a-f-]{36}$/i.test(idOrPrefix);
+  const apiKey = await em.findOne(ApiKey, byId ? { id: idOrPrefix } : { prefix: idOrPrefix });
+  if (!apiKey) return null;
+  apiKey.revokedAt ??= new Date();
+  await em.flush();
+  return apiKey;
+}
+
+/** The principal a presented key stands for, or null for a malformed, unknown or revoked key. */
+export async function authenticateApiKey(em: EntityManager, presented: string): Promise<Principal | null> {
+  const match = KEY_PATTERN.exec(presented);
+  if (!match) return null;
+  const [row] = await em.execute<
+    { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string }[]
+  >(
+    `select id, company_id, name, key_hash, scopes, signing_secret_sealed
+       from api_keys where prefix = ? and revoked_at is null`,
+    [match[1]],
+  );
+  if (!row) return null;
+  if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hashKey(presented), 'hex'))) return null;
+  return {
+    apiKeyId: row.id,
+    companyId: row.company_id,
+    apiKeyName: row.name,
+    scopes: row.scopes,
+    signingSecretSealed: row.signing_secret_sealed,
+  };
+}

@@ -1,0 +1,40 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiError } from '../../errors';
+import { lockNaturalKey } from '../natural-keys';
+import type { Page } from '../page';
+import { Skill } from './skill.entity';
+
+export async function listSkills(em: EntityManager, companyId: string, page: Page) {
+  const [items, total] = await em.findAndCount(
+    Skill,
+    { company: companyId },
+    { orderBy: { name: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
+  );
+  return { items, total };
+}
+
+export async function addSkill(em: EntityManager, companyId: string, name: string): Promise<Skill> {
+  const trimmed = name.trim();
+  return em.transactional(async (tx) => {
+    await lockNaturalKey(tx, companyId, 'skill', trimmed);
+    const [existing] = await findSkillsByName(tx, companyId, [trimmed]);
+    if (existing) throw ApiError.conflict('name', `Skill "${existing.name}" already exists`);
+    return tx.create(Skill, { company: companyId, name: trimmed });
+  });
+}
+
+export async function removeSkill(em: EntityManager, companyId: string, id: string): Promise<void> {
+  const deleted = await em.nativeDelete(Skill, { id, company: companyId });
+  if (deleted === 0) throw ApiError.notFound('Skill');
+}
+
+/** Library entries matching `names` case-insensitively. */
+export async function findSkillsByName(em: EntityManager, companyId: string, names: string[]): Promise<Skill[]> {
+  if (names.length === 0) return [];
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from skills
+      where company_id = ? and lower(name) in (select lower(trim(n)) from json_array_elements_text(?::json) as n)`,
+    [companyId, JSON.stringify(names)],
+  );
+  return rows.length ? em.find(Skill, { id: { $in: rows.map((r) => r.id) } }) : [];
+}

@@ -1,0 +1,30 @@
+import { Entity, Index, type Opt, Property } from '@mikro-orm/core';
+import { CompanyRecord } from '../domain/company-record';
+
+/**
+ * An outbound event, written in the same transaction as the change it reports (the transactional outbox),
+ * so a committed change always has its event and a rolled-back one never does. The dispatcher turns each
+ * into deliveries and stamps `dispatchedAt`.
+ */
+@Entity({ tableName: 'outbox_events' })
+@Index({ name: 'outbox_events_undispatched', expression: 'create index "outbox_events_undispatched" on "outbox_events" ("created_at") where "dispatched_at" is null' })
+export class OutboxEvent extends CompanyRecord {
+  /** The shape A name, e.g. work_order.created. */
+  @Property({ type: 'text' })
+  eventType!: string;
+
+  /** Shape A (detailed) data. */
+  @Property({ type: 'json' })
+  data!: Record<string, unknown>;
+
+  /** Shape B (catalog) data; null for events the catalog delivers in shape A. */
+  @Property({ type: 'json', nullable: true })
+  catalogData: Opt<Record<string, unknown>> | null = null;
+
+  /** The API key whose request made the change; its own endpoints are not sent the event (echo prevention). */
+  @Property({ type: 'uuid', nullable: true })
+  originApiKeyId: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  dispatchedAt: Date | null = null;
+}

@@ -1,0 +1,13 @@
+/** Value formatting shared by the event payload builders. */
+export const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
+
+/** `2026-03-01T08:30:00.000Z` → date `2026-03-01` and time `08:30` (UTC). */
+export function dateAndTime(date: Date | null): { date: string | null; time: string | null } {
+  if (!date) return { date: null, time: null };
+  const text = date.toISOString();
+  return { date: text.slice(0, 10), time: text.slice(11, 16) };
+}
+
+/** One-line postal address from its parts, skipping the empty ones. */
+export const joinAddress = (...parts: (string | null | undefined)[]): string | null =>
+  parts.filter((p) => p && p.trim()).join(', ') || null;

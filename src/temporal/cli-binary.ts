@@ -1,0 +1,62 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../paths';
+
+/** The dev server the SDK should run: a binary we found or built, else the SDK's own cached download. */
+export type TemporalExecutable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && executable(path.join(dir, name))) return path.join(dir, name);
+  }
+  return null;
+}
+
+function goBinDir(): string {
+  try {
+    const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
+    if (gobin) return gobin;
+    return path.join(execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim().split(path.delimiter)[0]!, 'bin');
+  } catch {
+    return path.join(os.homedir(), 'go', 'bin');
+  }
+}
+
+/**
+ * Finds the Temporal CLI: TEMPORAL_CLI_PATH, then PATH, then Go's bin folder. When none is there, builds it
+ * with scripts/install-temporal-cli.sh (needs Go >= 1.25), and when that cannot run either, falls back to the
+ * SDK downloading the CLI (needs internet access to temporal.download).
+ */
+export function resolveTemporalExecutable(log: (message: string) => void = console.log): TemporalExecutable {
+  const configured = process.env.TEMPORAL_CLI_PATH;
+  if (configured) {
+    if (!executable(configured)) throw new Error(`TEMPORAL_CLI_PATH=${configured} is not an executable file`);
+    return { type: 'existing-path', path: configured };
+  }
+  const found = onPath('temporal') ?? [path.join(goBinDir(), 'temporal')].find(executable);
+  if (found) return { type: 'existing-path', path: found };
+
+  log('Temporal CLI not found; building it with Go (first time only, takes a few minutes)…');
+  const build = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'install-temporal-cli.sh')], { stdio: 'inherit' });
+  const built = path.join(goBinDir(), 'temporal');
+  if (build.status === 0 && executable(built)) return { type: 'existing-path', path: built };
+
+  log('Could not build the Temporal CLI with Go; letting the Temporal SDK download it instead.');
+  return { type: 'cached-download' };
+}
+
+export const TEMPORAL_CLI_MISSING_HELP =
+  'Could not start the Temporal dev server. Install the Temporal CLI (https://docs.temporal.io/cli, or ' +
+  '`go install github.com/temporalio/cli/cmd/temporal@v1.5.1` with Go >= 1.25) and put it on PATH or set ' +
+  'TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a running Temporal server.';

@@ -1,0 +1,50 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { resolveTemporalExecutable, TEMPORAL_CLI_MISSING_HELP } from './cli-binary';
+import { SEARCH_ATTRIBUTES } from './search-attributes';
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | null;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  /** SQLite file that keeps workflows across restarts; in memory when absent. */
+  dbFilename?: string;
+  /** Frontend port; a free one when absent. */
+  port?: number;
+  /** Web UI port; no UI when absent. */
+  uiPort?: number;
+  namespace: string;
+  log?: (message: string) => void;
+}
+
+/**
+ * Runs the Temporal CLI dev server as a child process (through the SDK's ephemeral-server support, which
+ * owns its lifecycle) with this project's search attributes registered.
+ */
+export async function startTemporalDevServer(options: DevServerOptions): Promise<DevServer> {
+  const executable = resolveTemporalExecutable(options.log);
+  let env: TestWorkflowEnvironment;
+  try {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable,
+        dbFilename: options.dbFilename,
+        port: options.port,
+        ui: options.uiPort !== undefined,
+        uiPort: options.uiPort,
+        namespace: options.namespace,
+        searchAttributes: SEARCH_ATTRIBUTES,
+        log: { format: 'pretty', level: 'error' },
+      },
+    });
+  } catch (error) {
+    throw new Error(`${TEMPORAL_CLI_MISSING_HELP}\nCause: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return {
+    address: env.address,
+    uiUrl: options.uiPort !== undefined ? `http://localhost:${options.uiPort}` : null,
+    stop: () => env.teardown(),
+  };
+}

@@ -1,0 +1,15 @@
+import { defineSearchAttributeKey } from '@temporalio/common';
+
+/**
+ * Custom search attributes operators filter by in the Temporal UI, e.g.
+ * `CompanyId = "…" AND EventType = "project.created"`. Registered on the dev server by `npm start` and the
+ * tests, and by docker-compose for the compose stack; a Temporal cluster of your own needs them created
+ * once (see docs/operations.md).
+ */
+export const COMPANY_ID = defineSearchAttributeKey('CompanyId', 'KEYWORD');
+/** Inbound operation or outbound event type, e.g. project.created. */
+export const EVENT_TYPE = defineSearchAttributeKey('EventType', 'KEYWORD');
+/** Natural key of the record an inbound operation targets, e.g. a project code. */
+export const RECORD_KEY = defineSearchAttributeKey('RecordKey', 'KEYWORD');
+
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY];

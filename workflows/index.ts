@@ -1,0 +1,2 @@
+/** Every workflow the worker runs; the bundler starts from this file. */
+export { projectCreation } from './project-creation';
