@@ -15,7 +15,7 @@ export function ormConfig(databaseUrl: string, poolMax = 10) {
     // Missing references are a programming error here, never something to load lazily behind our back.
     allowGlobalContext: false,
     extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     discovery: { warnWhenNoEntities: true },
   });
 }

@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * first one's row instead of failing on the unique index. Must be called inside a transaction.
  */
 export async function lockNaturalKey(em: EntityManager, ...parts: string[]): Promise<void> {
-  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [parts.join('\u0000').toLowerCase()]);
+  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [parts.join('\u001f').toLowerCase()]);
 }
 
 /**

@@ -6,7 +6,6 @@ import type { AppState } from '../context';
 
 interface HttpLikeError {
   status?: number;
-  expose?: boolean;
   type?: string;
 }
 
@@ -16,11 +15,12 @@ function toApiError(error: unknown, method: string, path: string, requestId: str
   if (error instanceof UniqueConstraintViolationException) {
     return new ApiError('CONFLICT', 'A record with the same identifying values already exists', { field: null, reason: 'already exists' });
   }
+  // Errors of the body parser and router carry an HTTP status; a JSON syntax error comes as a SyntaxError.
   const http = error as HttpLikeError;
-  if (!(error instanceof DriverException) && typeof http.status === 'number' && http.expose) {
+  if (!(error instanceof DriverException) && typeof http.status === 'number' && (http.status < 500 || http.status === 501)) {
     switch (http.status) {
       case 400:
-        return http.type === 'entity.parse.failed'
+        return error instanceof SyntaxError || http.type === 'entity.parse.failed'
           ? ApiError.invalid('body', 'is not valid JSON', 'Request body is not valid JSON')
           : ApiError.invalid('request', 'is malformed', 'Malformed request');
       case 405:

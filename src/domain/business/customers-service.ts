@@ -111,7 +111,7 @@ export async function ensureContacts(
     for (const details of contacts) {
       const firstName = details.firstName.trim();
       const lastName = details.lastName.trim();
-      const key = `${firstName}\u0000${lastName}`.toLowerCase();
+      const key = `${firstName}\u001f${lastName}`.toLowerCase();
       if (seen.has(key)) continue;
       seen.add(key);
       await lockNaturalKey(tx, customerId, 'contact', firstName, lastName);

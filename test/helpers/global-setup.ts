@@ -1,0 +1,66 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { connectOrm, migrate } from '../../src/db/orm';
+import { PROJECT_ROOT } from '../../src/paths';
+import { startTemporalDevServer } from '../../src/temporal/dev-server';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * Provisions the way `npm start` does: DATABASE_URL / TEMPORAL_ADDRESS when set, else an embedded
+ * PostgreSQL and a Temporal dev server in a temporary folder. Migrates, builds the workflow bundle once,
+ * and hands everything to the test files through the environment.
+ */
+export default async function globalSetup(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-test-'));
+  // PostgreSQL runs as its own user (when we are root) and must reach its cluster folder inside.
+  chmodSync(dir, 0o755);
+  const stops: (() => Promise<void>)[] = [];
+  process.env.LOG_LEVEL ??= 'silent';
+  process.env.ENCRYPTION_KEY ??= randomBytes(32).toString('hex');
+
+  if (!process.env.DATABASE_URL) {
+    const db = await startEmbeddedPostgres({ dataDir: dir, port: await freePort(), database: 'construction_test' });
+    stops.push(db.stop);
+    process.env.DATABASE_URL = db.url;
+  }
+  if (!process.env.TEMPORAL_ADDRESS) {
+    const temporal = await startTemporalDevServer({ namespace: 'default' });
+    stops.push(temporal.stop);
+    process.env.TEMPORAL_ADDRESS = temporal.address;
+  }
+
+  const orm = await connectOrm(process.env.DATABASE_URL, 2);
+  await migrate(orm);
+  await orm.close();
+  // MikroORM keeps entity metadata on globalThis; Jest hands this global's properties to the test sandboxes,
+  // where Maps made in this realm fail MikroORM's `instanceof Map` checks. Each test file discovers its own.
+  delete (globalThis as Record<string, unknown>)['mikro-orm-metadata'];
+
+  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows'), logger: quietLogger });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+  process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
+  process.env.TEST_DATA_DIR = dir;
+
+  (globalThis as { __stopTestServices?: () => Promise<void> }).__stopTestServices = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+}
+
+const noop = () => undefined;
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };

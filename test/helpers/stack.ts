@@ -1,0 +1,127 @@
+import { MikroORM } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { type RunningApi, startApi } from '../../src/api/server';
+import { type Config, loadConfig } from '../../src/config';
+import { SecretBox } from '../../src/crypto/secret-box';
+import { signWebhook } from '../../src/crypto/webhook-signature';
+import { connectOrm, type Orm } from '../../src/db/orm';
+import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
+import { createLogger } from '../../src/logger';
+import { connectTemporalClient } from '../../src/temporal/connection';
+import { type RunningWorker, startWorker } from '../../src/worker/worker';
+
+/**
+ * One test file's service: a real API on a free port, a Temporal client, and (unless asked not to) an
+ * in-process worker on a task queue of its own, so files running in parallel never take each other's tasks.
+ */
+export interface TestStack {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  api: RunningApi;
+  worker: RunningWorker | null;
+  baseUrl: string;
+  em(): EntityManager;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    ...overrides,
+  });
+}
+
+export async function startStack(options: { worker?: boolean; config?: Config } = {}): Promise<TestStack> {
+  const config = options.config ?? testConfig();
+  const logger = createLogger(config.logLevel);
+  const orm = await connectOrm(config.databaseUrl, 5);
+  const temporal = await connectTemporalClient(config.temporal);
+  const api = await startApi({ config, orm, temporal, logger });
+  const worker =
+    options.worker === false ? null : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
+  return {
+    config,
+    orm,
+    temporal,
+    api,
+    worker,
+    baseUrl: `http://127.0.0.1:${api.port}`,
+    em: () => orm.em.fork() as EntityManager,
+    async close() {
+      await api.close();
+      await worker?.close();
+      await temporal.connection.close();
+      await orm.close();
+    },
+  };
+}
+
+export interface Tenant {
+  companyId: string;
+  apiKeyId: string;
+  key: string;
+  signingSecret: string;
+}
+
+/** A new company with one API key holding `scopes`. */
+export async function createTenant(orm: MikroORM | Orm, scopes: string[] = ['admin'], name = `Company ${randomUUID().slice(0, 8)}`): Promise<Tenant> {
+  const em = orm.em.fork() as EntityManager;
+  const company = await createCompany(em, name);
+  const issued = await issueApiKey(em, new SecretBox(loadConfig().encryptionKey), { companyId: company.id, name: 'test key', scopes });
+  return { companyId: company.id, apiKeyId: issued.apiKey.id, key: issued.key, signingSecret: issued.signingSecret };
+}
+
+export interface JsonResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function request<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers['X-API-Key'] = options.key;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** POST /webhooks/inbound signed the way the README tells senders to. */
+export async function sendInbound<T = any>(
+  baseUrl: string,
+  tenant: Tenant,
+  envelope: unknown,
+  options: { timestamp?: number; secret?: string; source?: string; signature?: string } = {},
+): Promise<JsonResponse<T>> {
+  const rawBody = JSON.stringify(envelope);
+  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'X-Webhook-Timestamp': timestamp,
+    'X-Webhook-Signature': options.signature ?? signWebhook(options.secret ?? tenant.signingSecret, timestamp, rawBody),
+  };
+  if (options.source) headers['X-Webhook-Source'] = options.source;
+  return request<T>(baseUrl, 'POST', '/webhooks/inbound', { key: tenant.key, rawBody, headers });
+}
+
+export const envelope = (eventType: string, data?: Record<string, unknown>) => ({
+  event_type: eventType,
+  timestamp: new Date().toISOString(),
+  source: 'test-suite',
+  ...(data ? { data } : {}),
+});
