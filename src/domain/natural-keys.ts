@@ -6,8 +6,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * first one's row instead of failing on the unique index. Must be called inside a transaction.
  */
 export async function lockNaturalKey(em: EntityManager, ...parts: string[]): Promise<void> {
-  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [parts.join('\u001f').toLowerCase()]);
+  await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [naturalKey(...parts)]);
 }
+
+/** The text whose hash names the advisory lock of a natural key. */
+export const naturalKey = (...parts: string[]): string => parts.join('\u001f').toLowerCase();
 
 /**
  * The id of the row whose text columns equal `match` case-insensitively (as the unique indexes on

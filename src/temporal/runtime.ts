@@ -8,5 +8,9 @@ const LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'INFO', info: 
  * (our entry points shut the worker down in order with everything else).
  */
 export function installTemporalRuntime(logLevel: string): void {
+  if (installed) return;
   Runtime.install({ logger: new DefaultLogger(LEVELS[logLevel] ?? 'INFO'), shutdownSignals: [] });
+  installed = true;
 }
+
+let installed = false;

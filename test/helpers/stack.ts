@@ -10,6 +10,7 @@ import { connectOrm, type Orm } from '../../src/db/orm';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
 
 /**
@@ -40,6 +41,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 export async function startStack(options: { worker?: boolean; config?: Config } = {}): Promise<TestStack> {
   const config = options.config ?? testConfig();
   const logger = createLogger(config.logLevel);
+  installTemporalRuntime(config.logLevel);
   const orm = await connectOrm(config.databaseUrl, 5);
   const temporal = await connectTemporalClient(config.temporal);
   const api = await startApi({ config, orm, temporal, logger });

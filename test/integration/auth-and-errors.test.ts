@@ -1,7 +1,5 @@
-import { v7 } from 'uuid';
 import { revokeApiKey } from '../../src/domain/accounts/api-keys-service';
-import { ensureCustomer, ensureLocation } from '../../src/domain/business/customers-service';
-import { createProject } from '../../src/domain/work/projects-service';
+import { seedProject } from '../helpers/fixtures';
 import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 const errorShape = (code: string, field: string | null) => ({
@@ -101,7 +99,7 @@ describe('authentication, scopes, tenancy and error bodies', () => {
 
   it("never shows one company another company's records", async () => {
     const other = await createTenant(stack.orm, ['admin']);
-    const project = await createProjectDirectly(stack, other);
+    const project = await seedProject(stack, other);
     const created = await request(stack.baseUrl, 'POST', '/api/v1/work-orders', { key: other.key, body: { title: 'Pour slab', project_id: project } });
     expect(created.status).toBe(201);
 
@@ -129,18 +127,3 @@ describe('authentication, scopes, tenancy and error bodies', () => {
     expect(health).toMatchObject({ status: 200, body: { status: 'ok', database: 'ok', temporal: 'ok' } });
   });
 });
-
-/** A customer, location and project written straight through the domain layer (no workflow needed). */
-async function createProjectDirectly(stack: TestStack, tenant: Tenant): Promise<string> {
-  const actor = { companyId: tenant.companyId, apiKeyId: tenant.apiKeyId };
-  const customer = await ensureCustomer(stack.em(), actor, { name: 'Direct Customer' });
-  const location = await ensureLocation(stack.em(), actor, customer.id, { name: 'Direct Site' });
-  const projectId = v7();
-  await createProject(
-    stack.em(),
-    actor,
-    { projectId, projectCode: `P-${projectId.slice(-6)}`, name: 'Direct', customerId: customer.id, locationId: location.id, contactIds: [], accountManagerId: null, internalManagerId: null },
-    v7(),
-  );
-  return projectId;
-}

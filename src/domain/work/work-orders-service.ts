@@ -48,8 +48,8 @@ export async function createWorkOrder(em: EntityManager, actor: Actor, input: Ne
       scheduledStart: input.scheduledStart,
       scheduledEnd: input.scheduledEnd,
     });
-    workOrder.assignees.set(assignees);
     const ordered = input.assigneeIds.map((id) => assignees.find((e) => e.id === id)!);
+    workOrder.assignees.set(ordered);
     recordEvent(
       tx,
       actor,

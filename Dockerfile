@@ -1,0 +1,30 @@
+# One image for the API, the worker and the one-shot migration (see docker-compose.yml).
+# Node 20 on Debian (glibc): the prebuilt native modules (Temporal core bridge, swc) target glibc.
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# npm 11 is what the repo uses: it honours package.json's `allowScripts`, so only the listed dependencies
+# run install scripts (the image's bundled npm 10 would run them all).
+ARG NPM_VERSION=11.19.1
+RUN npm install -g npm@${NPM_VERSION}
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+WORKDIR /app
+# Layout mirrors the repo: paths.ts finds package.json above dist/ and reads JSON schemas from schemas/
+# next to it; the worker bundles dist/workflows when it starts (webpack and swc are runtime dependencies).
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY schemas ./schemas
+USER node
+EXPOSE 3000
+CMD ["npm", "run", "start:api"]

@@ -1,0 +1,38 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths';
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Runs an entry point of src/ (e.g. worker/main.ts) as a separate Node process, with `env` added to ours.
+ * One process, no wrapper, so SIGKILL really kills what runs the code.
+ */
+export function spawnEntryPoint(entry: string, env: Record<string, string>): ChildProcess & { output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', entry)], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return Object.assign(child, { output: () => output });
+}
+
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}

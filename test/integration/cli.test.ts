@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths';
+import { request, startStack, type TestStack } from '../helpers/stack';
+
+/** Runs `npm run cli -- …` (the same entry point) against the test database. */
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env: process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+const field = (output: string, name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(output)?.[1];
+
+describe('operator CLI', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+  });
+  afterAll(() => stack.close());
+
+  it('creates a company and a key that works, lists it without the secret, and revokes it', async () => {
+    const company = await cli('company', 'create', 'CLI', 'Builders');
+    expect(company.code).toBe(0);
+    const companyId = field(company.stdout, 'id')!;
+    expect(companyId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const created = await cli('key', 'create', '--company', companyId, '--name', 'ERP sync', '--scopes', 'projects:read,webhooks:inbound');
+    expect(created.code).toBe(0);
+    const key = field(created.stdout, 'key')!;
+    const prefix = field(created.stdout, 'prefix')!;
+    expect(key.startsWith(`${prefix}_`)).toBe(true);
+    expect(field(created.stdout, 'secret')).toMatch(/^whsec_/);
+
+    expect((await request(stack.baseUrl, 'GET', '/api/v1/projects', { key })).status).toBe(200);
+    const [stored] = await stack.em().execute<{ key_hash: string; signing_secret_sealed: string }[]>('select key_hash, signing_secret_sealed from api_keys where prefix = ?', [prefix]);
+    expect(JSON.stringify(stored)).not.toContain(key.slice(prefix.length + 1));
+    expect(JSON.stringify(stored)).not.toContain(field(created.stdout, 'secret')!);
+
+    const listed = await cli('key', 'list', '--company', companyId);
+    expect(listed.stdout).toContain(prefix);
+    expect(listed.stdout).toContain('ERP sync');
+    expect(listed.stdout).not.toContain(key);
+
+    expect((await cli('key', 'revoke', prefix)).code).toBe(0);
+    expect((await request(stack.baseUrl, 'GET', '/api/v1/projects', { key })).status).toBe(401);
+    expect((await cli('key', 'list', '--company', companyId)).stdout).toContain('revoked');
+  }, 60_000);
+
+  it('manages the skill library and refuses unknown scopes', async () => {
+    const companyId = field((await cli('company', 'create', 'Skills Co')).stdout, 'id')!;
+    const added = await cli('skill', 'add', '--company', companyId, 'Welding', 'Rigging', 'welding');
+    expect(added.stdout).toContain('Added Welding');
+    expect(added.stdout).toContain('Already there: welding');
+    expect((await cli('skill', 'list', '--company', companyId)).stdout.trim().split('\n')).toHaveLength(2);
+
+    const bad = await cli('key', 'create', '--company', companyId, '--name', 'x', '--scopes', 'projects:read,everything');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('Unknown scopes: everything');
+  }, 60_000);
+});

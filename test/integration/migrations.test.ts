@@ -1,0 +1,15 @@
+import { connectOrm } from '../../src/db/orm';
+
+describe('migrations', () => {
+  it('produce exactly the schema the entities describe', async () => {
+    const orm = await connectOrm(process.env.DATABASE_URL!, 1);
+    try {
+      const diff = await orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false, dropTables: false });
+      expect(diff.trim()).toBe('');
+      const pending = await orm.getMigrator().getPendingMigrations();
+      expect(pending).toEqual([]);
+    } finally {
+      await orm.close();
+    }
+  });
+});

@@ -1,0 +1,78 @@
+import { Client } from 'pg';
+import { naturalKey } from '../../src/domain/natural-keys';
+import { outboxOf, projectCounts, projectData } from '../helpers/fixtures';
+import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
+
+/**
+ * The worker is killed with SIGKILL while project.created runs: after the customer, location and contacts
+ * steps, with the project step's transaction open; a new worker finishes the operation once.
+ */
+describe('worker killed during project.created', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    // The API answers 202 after 2 s instead of waiting out the whole recovery.
+    stack = await startStack({ worker: false, config: testConfig({ INBOUND_WAIT_MS: '2000' }) });
+  });
+  afterAll(() => stack.close());
+
+  it('finishes exactly once on the restarted worker', async () => {
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const workerEnv = {
+      DATABASE_URL: stack.config.databaseUrl,
+      TEMPORAL_ADDRESS: stack.config.temporal.address,
+      TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+      WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
+      LOG_LEVEL: 'info',
+    };
+
+    // Holds the advisory lock the project step takes on (company, project code): that step then waits
+    // inside its transaction, after the customer, location and contacts steps have committed.
+    const lockKey = naturalKey(tenant.companyId, 'project', 'CRASH-1');
+    const blocker = new Client({ connectionString: stack.config.databaseUrl });
+    await blocker.connect();
+    await blocker.query('select pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
+
+    const first = spawnEntryPoint('worker/main.ts', workerEnv);
+    let second: ReturnType<typeof spawnEntryPoint> | undefined;
+    try {
+      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      const responsePromise = sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData('CRASH-1')));
+
+      await waitFor(async () => (await projectCounts(stack, tenant.companyId)).contacts === 2, 30_000, 'contacts to be written');
+      await waitFor(
+        async () => {
+          const { rows } = await blocker.query(
+            "select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%pg_advisory_xact_lock%' and query like $1",
+            [`%${tenant.companyId}%`],
+          );
+          return rows.length > 0;
+        },
+        30_000,
+        'the project step to wait for the lock',
+      );
+      await stopProcess(first, 'SIGKILL');
+      await blocker.query('select pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]);
+
+      expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 0 });
+      const response = await responsePromise;
+      expect(response.status).toBe(202);
+      expect(response.body).toEqual({ success: true, message: expect.stringContaining('still being created'), event_id: expect.any(String), record_id: expect.any(String) });
+
+      second = spawnEntryPoint('worker/main.ts', workerEnv);
+      const handle = stack.temporal.workflow.getHandle(`project.created/${tenant.companyId}/CRASH-1`);
+      const result = await handle.result();
+      expect(result).toEqual({ projectId: response.body.record_id, eventId: response.body.event_id, created: true });
+
+      expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 1 });
+      const events = await outboxOf(stack, tenant.companyId);
+      expect(events.map((e) => e.event_type).sort()).toEqual(['contact.created', 'contact.created', 'customer.created', 'location.created', 'project.created']);
+      expect(events.find((e) => e.event_type === 'project.created')!.id).toBe(response.body.event_id);
+    } finally {
+      await blocker.end().catch(() => undefined);
+      await stopProcess(first, 'SIGKILL');
+      if (second) await stopProcess(second);
+    }
+  }, 120_000);
+});
