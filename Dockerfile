@@ -1,3 +1,4 @@
+# syntax=docker/dockerfile:1
 # One image for the API, the worker and the one-shot migration (see docker-compose.yml).
 # Node 20 on Debian (glibc): the prebuilt native modules (Temporal core bridge, swc) target glibc.
 
@@ -8,7 +9,7 @@ WORKDIR /app
 ARG NPM_VERSION=11.19.1
 RUN npm install -g npm@${NPM_VERSION}
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workflows ./workflows
