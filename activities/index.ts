@@ -1,6 +1,7 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
 import { createProjectCreationActivities } from './project-creation';
+import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
 
@@ -8,6 +9,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return withActivityFailures({
     ...createProjectCreationActivities(deps),
+    ...createWebhookDeliveryActivities(deps),
   });
 }
 

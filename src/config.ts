@@ -22,6 +22,16 @@ export interface Config {
   bodyLimitBytes: number;
   /** How long an inbound request waits for its workflow before answering 202 (it keeps running). */
   inboundWaitMs: number;
+  webhooks: {
+    /** Lets subscriber endpoints resolve to loopback addresses (tests, local development); never private ranges. */
+    allowLoopback: boolean;
+    /** Waits between delivery attempts; one attempt more than there are waits. */
+    retryDelaysMs: number[];
+    /** Deadline of one delivery attempt (connect to last byte read). */
+    timeoutMs: number;
+  };
+  /** How often the outbox dispatcher looks for events besides being notified of them. */
+  outboxPollMs: number;
 }
 
 interface Setting<T> {
@@ -68,6 +78,20 @@ const key32 = (raw: string): Buffer => {
   return key;
 };
 
+const boolean = (raw: string): boolean => {
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`must be true or false, got "${raw}"`);
+  return raw === 'true';
+};
+
+/** `60,300,900` (seconds, decimals allowed) → milliseconds. */
+const secondsList = (raw: string): number[] => {
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((v) => !Number.isFinite(v) || v < 0) || values.length > 20) {
+    throw new ConfigError(`must be a comma-separated list of up to 20 non-negative numbers of seconds, got "${raw}"`);
+  }
+  return values.map((v) => Math.round(v * 1000));
+};
+
 const logLevel = (raw: string): string => {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
@@ -102,6 +126,18 @@ export const SETTINGS = {
     default: '20000',
     parse: integer(0, 120000),
   },
+  WEBHOOK_RETRY_SCHEDULE: {
+    description: 'seconds to wait before each retry of a delivery (webhooks.md 6.3: 1 min, 5 min, 15 min, 1 h, 6 h)',
+    default: '60,300,900,3600,21600',
+    parse: secondsList,
+  },
+  WEBHOOK_TIMEOUT_MS: { description: 'deadline of one delivery attempt', default: '30000', parse: integer(100, 120000) },
+  WEBHOOK_ALLOW_LOOPBACK: {
+    description: 'accept subscriber endpoints on loopback addresses (local development and tests only)',
+    default: 'false',
+    parse: boolean,
+  },
+  OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -143,5 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: v.LOG_LEVEL,
     bodyLimitBytes: v.BODY_LIMIT_BYTES,
     inboundWaitMs: v.INBOUND_WAIT_MS,
+    webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
+    outboxPollMs: v.OUTBOX_POLL_MS,
   };
 }

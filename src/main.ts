@@ -1,5 +1,6 @@
 import { startApi } from './api/server';
 import { loadConfig } from './config';
+import { startOutboxDispatcher } from './events/outbox-dispatcher';
 import { startEmbeddedPostgres } from './db/embedded-postgres';
 import { connectOrm, migrate } from './db/orm';
 import {
@@ -62,6 +63,8 @@ async function main() {
     stops.push(() => worker.close());
     const temporal = await connectTemporalClient(config.temporal);
     stops.push(() => temporal.connection.close());
+    const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
+    stops.push(() => dispatcher.stop());
     const api = await startApi({ config, orm, temporal, logger });
     stops.push(() => api.close());
 

@@ -9,6 +9,10 @@ import { Role } from '../domain/people/role.entity';
 import { Skill } from '../domain/people/skill.entity';
 import { Project } from '../domain/work/project.entity';
 import { WorkOrder } from '../domain/work/work-order.entity';
+import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
+import { WebhookAlert } from '../domain/webhooks/webhook-alert.entity';
+import { WebhookDelivery } from '../domain/webhooks/webhook-delivery.entity';
+import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 
 /** Every mapped entity, listed explicitly so discovery is the same from src/ and dist/. */
@@ -25,4 +29,8 @@ export const ENTITIES = [
   Project,
   WorkOrder,
   OutboxEvent,
+  WebhookEndpoint,
+  WebhookDelivery,
+  DeliveryAttempt,
+  WebhookAlert,
 ];

@@ -11,5 +11,9 @@ export const COMPANY_ID = defineSearchAttributeKey('CompanyId', 'KEYWORD');
 export const EVENT_TYPE = defineSearchAttributeKey('EventType', 'KEYWORD');
 /** Natural key of the record an inbound operation targets, e.g. a project code. */
 export const RECORD_KEY = defineSearchAttributeKey('RecordKey', 'KEYWORD');
+/** The subscriber endpoint of a webhook delivery. */
+export const ENDPOINT_ID = defineSearchAttributeKey('EndpointId', 'KEYWORD');
+/** pending, retrying, delivered or failed; kept current by the delivery workflow. */
+export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWORD');
 
-export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY];
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS];

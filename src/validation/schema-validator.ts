@@ -51,6 +51,10 @@ function reasonOf(error: ErrorObject): string {
       return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters`;
     case 'maxLength':
       return `must be at most ${String(params.limit)} characters`;
+    case 'minItems':
+      return `must have at least ${String(params.limit)} item(s)`;
+    case 'minProperties':
+      return `must have at least ${String(params.limit)} field(s)`;
     default:
       return error.message ?? 'is invalid';
   }

@@ -1,19 +1,26 @@
 import { loadConfig } from '../config';
 import { connectOrm } from '../db/orm';
 import { createLogger } from '../logger';
+import { startOutboxDispatcher } from '../events/outbox-dispatcher';
 import { onShutdownSignal } from '../shutdown';
+import { connectTemporalClient } from '../temporal/connection';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { startWorker } from './worker';
 
-/** `npm run start:worker`: the Temporal worker alone, configured by the environment (see README). */
+/**
+ * `npm run start:worker`: the Temporal worker and the outbox dispatcher (which starts delivery workflows),
+ * configured by the environment (see README). Run as many as needed; they share the work.
+ */
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   installTemporalRuntime(config.logLevel);
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
+  const temporal = await connectTemporalClient(config.temporal);
+  const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
   logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
-  onShutdownSignal(logger, [() => worker.close(), () => orm.close()]);
+  onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);
   await worker.finished;
 }
 

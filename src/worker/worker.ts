@@ -1,8 +1,10 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Config } from '../config';
+import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
+import { createWebhookSender } from '../webhooks/webhook-sender';
 
 export interface RunningWorker {
   worker: Worker;
@@ -17,9 +19,12 @@ export interface WorkerOptions {
   logger: Logger;
   /** A prebuilt workflow bundle (tests build one once); otherwise workflows/ is bundled at start. */
   workflowBundlePath?: string;
+  /** Extra trusted root for subscriber endpoints (tests' self-signed receivers); production uses NODE_EXTRA_CA_CERTS. */
+  webhookCa?: string;
 }
 
-export async function startWorker({ config, orm, logger, workflowBundlePath }: WorkerOptions): Promise<RunningWorker> {
+export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa }: WorkerOptions): Promise<RunningWorker> {
+  const sender = createWebhookSender({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, ca: webhookCa });
   const connection = await NativeConnection.connect({
     address: config.temporal.address,
     ...(config.temporal.apiKey ? { apiKey: config.temporal.apiKey, tls: true } : {}),
@@ -28,13 +33,16 @@ export async function startWorker({ config, orm, logger, workflowBundlePath }: W
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ orm, logger }),
+    activities: createActivities({ orm, logger, secretBox: new SecretBox(config.encryptionKey), sender }),
     ...(workflowBundlePath
       ? { workflowBundle: { codePath: workflowBundlePath } }
       : { workflowsPath: require.resolve('../../workflows') }),
     shutdownGraceTime: '10 seconds',
   });
-  const finished = worker.run().finally(() => connection.close());
+  const finished = worker.run().finally(async () => {
+    sender.close();
+    await connection.close();
+  });
   return {
     worker,
     finished,

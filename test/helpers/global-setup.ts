@@ -31,6 +31,8 @@ export default async function globalSetup(): Promise<void> {
   chmodSync(dir, 0o755);
   const stops: (() => Promise<void>)[] = [];
   process.env.LOG_LEVEL ??= 'silent';
+  // Prefix of the databases test files copy from the migrated one (see createTestDatabase).
+  process.env.TEST_RUN_ID = `test_${randomBytes(4).toString('hex')}`;
   process.env.ENCRYPTION_KEY ??= randomBytes(32).toString('hex');
 
   if (!process.env.DATABASE_URL) {

@@ -2,16 +2,19 @@ import { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
 import { type RunningApi, startApi } from '../../src/api/server';
 import { type Config, loadConfig } from '../../src/config';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { signWebhook } from '../../src/crypto/webhook-signature';
 import { connectOrm, type Orm } from '../../src/db/orm';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
+import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/events/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
+import { testCertificate } from './https-receiver';
 
 /**
  * One test file's service: a real API on a free port, a Temporal client, and (unless asked not to) an
@@ -23,40 +26,73 @@ export interface TestStack {
   temporal: Client;
   api: RunningApi;
   worker: RunningWorker | null;
+  dispatcher: OutboxDispatcher | null;
   baseUrl: string;
   em(): EntityManager;
   close(): Promise<void>;
 }
 
-export function testConfig(overrides: Record<string, string> = {}): Config {
+/**
+ * A database of the test's own, copied from the migrated one global setup made (CREATE DATABASE … TEMPLATE
+ * takes milliseconds): each file's dispatcher sees only its own events. Dropped by global teardown.
+ */
+export async function createTestDatabase(): Promise<string> {
+  const template = new URL(process.env.DATABASE_URL!);
+  const name = `${process.env.TEST_RUN_ID}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new PgClient({ connectionString: Object.assign(new URL(template), { pathname: '/postgres' }).toString() });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}" template "${template.pathname.slice(1)}"`);
+  } finally {
+    await admin.end();
+  }
+  return Object.assign(new URL(template), { pathname: `/${name}` }).toString();
+}
+
+/**
+ * Settings of one test stack: its own database and task queue, subscriber endpoints on loopback allowed,
+ * and a retry schedule of fractions of a second instead of the spec's hours.
+ */
+export async function testConfig(overrides: Record<string, string> = {}): Promise<Config> {
   return loadConfig({
     ...process.env,
+    DATABASE_URL: await createTestDatabase(),
     PORT: '0',
     HOST: '127.0.0.1',
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2',
+    WEBHOOK_TIMEOUT_MS: '5000',
+    OUTBOX_POLL_MS: '250',
     ...overrides,
   });
 }
 
-export async function startStack(options: { worker?: boolean; config?: Config } = {}): Promise<TestStack> {
-  const config = options.config ?? testConfig();
+/** Worker and outbox dispatcher run unless `worker: false`; `dispatcher` can be turned off on its own. */
+export async function startStack(options: { worker?: boolean; dispatcher?: boolean; config?: Config } = {}): Promise<TestStack> {
+  const config = options.config ?? (await testConfig());
   const logger = createLogger(config.logLevel);
   installTemporalRuntime(config.logLevel);
   const orm = await connectOrm(config.databaseUrl, 5);
   const temporal = await connectTemporalClient(config.temporal);
   const api = await startApi({ config, orm, temporal, logger });
   const worker =
-    options.worker === false ? null : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
+    options.worker === false
+      ? null
+      : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, webhookCa: testCertificate().cert });
+  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, temporal, logger }) : null;
   return {
     config,
     orm,
     temporal,
     api,
     worker,
+    dispatcher,
     baseUrl: `http://127.0.0.1:${api.port}`,
     em: () => orm.em.fork() as EntityManager,
     async close() {
       await api.close();
+      await dispatcher?.stop();
       await worker?.close();
       await temporal.connection.close();
       await orm.close();

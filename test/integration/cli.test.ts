@@ -6,7 +6,8 @@ import { request, startStack, type TestStack } from '../helpers/stack';
 /** Runs `npm run cli -- …` (the same entry point) against the test database. */
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env: process.env });
+    const env = { ...process.env, DATABASE_URL: stack.config.databaseUrl };
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -17,8 +18,9 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 const field = (output: string, name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(output)?.[1];
 
+let stack: TestStack;
+
 describe('operator CLI', () => {
-  let stack: TestStack;
 
   beforeAll(async () => {
     stack = await startStack({ worker: false });

@@ -1,8 +1,9 @@
 import { connectOrm } from '../../src/db/orm';
+import { createTestDatabase } from '../helpers/stack';
 
 describe('migrations', () => {
   it('produce exactly the schema the entities describe', async () => {
-    const orm = await connectOrm(process.env.DATABASE_URL!, 1);
+    const orm = await connectOrm(await createTestDatabase(), 1);
     try {
       const diff = await orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false, dropTables: false });
       expect(diff.trim()).toBe('');

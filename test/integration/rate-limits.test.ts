@@ -1,4 +1,4 @@
-import { createTenant, envelope, request, sendInbound, startStack, type TestStack } from '../helpers/stack';
+import { createTenant, envelope, request, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /** Sends `count` requests one after another, returning their statuses. */
 async function statuses(count: number, send: (i: number) => Promise<{ status: number }>): Promise<number[]> {
@@ -21,7 +21,9 @@ describe('rate limits (counted in PostgreSQL, per API key)', () => {
   let second: TestStack;
 
   beforeAll(async () => {
-    [first, second] = await Promise.all([startStack({ worker: false }), startStack({ worker: false })]);
+    // Two API processes on one database.
+    const config = await testConfig();
+    [first, second] = await Promise.all([startStack({ worker: false, config }), startStack({ worker: false, config })]);
   });
   afterAll(async () => {
     await Promise.all([first.close(), second.close()]);

@@ -13,7 +13,7 @@ describe('worker killed during project.created', () => {
 
   beforeAll(async () => {
     // The API answers 202 after 2 s instead of waiting out the whole recovery.
-    stack = await startStack({ worker: false, config: testConfig({ INBOUND_WAIT_MS: '2000' }) });
+    stack = await startStack({ worker: false, config: await testConfig({ INBOUND_WAIT_MS: '2000' }) });
   });
   afterAll(() => stack.close());
 

@@ -1,0 +1,118 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomBytes } from 'node:crypto';
+import type { SecretBox } from '../../crypto/secret-box';
+import { ApiError } from '../../errors';
+import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../../webhooks/ssrf-guard';
+import type { Actor } from '../accounts/actor';
+import { ApiKey } from '../accounts/api-key.entity';
+import type { Page } from '../page';
+import { normaliseSubscriptions } from './subscriptions';
+import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
+
+export interface EndpointFields {
+  url: string;
+  eventTypes: string[];
+  payloadShape: PayloadShape;
+  description: string | null;
+  /** The key whose own changes this endpoint is not sent; null for none. */
+  apiKeyId: string | null;
+  status: EndpointStatus;
+}
+
+const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+async function checkUrl(url: string, policy: TargetPolicy): Promise<void> {
+  try {
+    await assertSafeWebhookUrl(url, policy);
+  } catch (error) {
+    if (error instanceof UnsafeTargetError) throw ApiError.invalid('url', error.reason, `Webhook URL refused: ${error.reason}`);
+    throw error;
+  }
+}
+
+async function checkApiKey(em: EntityManager, companyId: string, apiKeyId: string | null): Promise<void> {
+  if (apiKeyId && (await em.count(ApiKey, { id: apiKeyId, company: companyId })) === 0) {
+    throw ApiError.invalid('api_key_id', 'does not match an API key of your company');
+  }
+}
+
+/** Registers an endpoint and issues its signing secret, which is returned here and never again. */
+export async function registerEndpoint(
+  em: EntityManager,
+  secretBox: SecretBox,
+  policy: TargetPolicy,
+  actor: Actor,
+  input: Omit<EndpointFields, 'apiKeyId' | 'status'> & { apiKeyId?: string | null },
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const eventTypes = normaliseSubscriptions(input.eventTypes);
+  await checkUrl(input.url, policy);
+  const apiKeyId = input.apiKeyId === undefined ? actor.apiKeyId : input.apiKeyId;
+  await checkApiKey(em, actor.companyId, apiKeyId);
+  const secret = newSecret();
+  const endpoint = em.create(WebhookEndpoint, {
+    company: actor.companyId,
+    apiKey: apiKeyId,
+    url: input.url,
+    description: input.description,
+    eventTypes,
+    payloadShape: input.payloadShape,
+    secretSealed: secretBox.seal(secret),
+  });
+  await em.flush();
+  return { endpoint, secret };
+}
+
+export async function listEndpoints(em: EntityManager, companyId: string, page: Page) {
+  const [items, total] = await em.findAndCount(
+    WebhookEndpoint,
+    { company: companyId, status: { $ne: 'deleted' } },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
+  );
+  return { items, total };
+}
+
+export async function getEndpoint(em: EntityManager, companyId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await em.findOne(WebhookEndpoint, { id, company: companyId, status: { $ne: 'deleted' } });
+  if (!endpoint) throw ApiError.notFound('Webhook endpoint');
+  return endpoint;
+}
+
+/** Changes only the fields given; a new URL is checked like a registration. */
+export async function updateEndpoint(
+  em: EntityManager,
+  policy: TargetPolicy,
+  companyId: string,
+  id: string,
+  patch: Partial<EndpointFields>,
+): Promise<WebhookEndpoint> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  if (patch.url !== undefined) await checkUrl(patch.url, policy);
+  if (patch.apiKeyId !== undefined) await checkApiKey(em, companyId, patch.apiKeyId);
+  if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
+  if (patch.url !== undefined) endpoint.url = patch.url;
+  if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
+  if (patch.description !== undefined) endpoint.description = patch.description;
+  if (patch.status !== undefined) endpoint.status = patch.status;
+  if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
+  await em.flush();
+  return endpoint;
+}
+
+/**
+ * Deletes the endpoint for the API: it gets no new deliveries and its pending ones fail at their next attempt.
+ * The row stays (status `deleted`) so its delivery log does too.
+ */
+export async function deleteEndpoint(em: EntityManager, companyId: string, id: string): Promise<void> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  endpoint.status = 'deleted';
+  await em.flush();
+}
+
+/** Replaces the signing secret at once; deliveries from now on are signed with the new one. */
+export async function rotateEndpointSecret(em: EntityManager, secretBox: SecretBox, companyId: string, id: string) {
+  const endpoint = await getEndpoint(em, companyId, id);
+  const secret = newSecret();
+  endpoint.secretSealed = secretBox.seal(secret);
+  await em.flush();
+  return { endpoint, secret };
+}

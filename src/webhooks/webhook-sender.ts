@@ -1,0 +1,152 @@
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import tls from 'node:tls';
+import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
+
+export interface WebhookRequest {
+  url: string;
+  /** Sent byte-for-byte (UTF-8) as given. */
+  body: string;
+  /** The caller's headers (signature etc.); the sender adds Content-Type, Content-Length and a User-Agent. */
+  headers: Record<string, string>;
+  /** Called every PROGRESS_INTERVAL_MS while the request is in flight, so the activity can heartbeat. */
+  onProgress?: () => void;
+}
+
+export type WebhookFailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http';
+
+export interface WebhookResult {
+  /** null when no response arrived. */
+  statusCode: number | null;
+  durationMs: number;
+  /** null on a 2xx; otherwise a short description such as "HTTP 503" or "timed out after 30000 ms". */
+  error: string | null;
+  failureKind: WebhookFailureKind | null;
+  /** The first RESPONSE_EXCERPT_BYTES of the response body (UTF-8, may be cut), or null when there was none. */
+  responseExcerpt: string | null;
+}
+
+export interface WebhookSender {
+  /** Never throws for network or HTTP problems; they come back as the result. */
+  send(request: WebhookRequest): Promise<WebhookResult>;
+  close(): void;
+}
+
+export const RESPONSE_EXCERPT_BYTES = 1024;
+export const PROGRESS_INTERVAL_MS = 2_000;
+const DEFAULT_USER_AGENT = 'construction-integration-service-webhooks/1.0';
+
+type Outcome = Pick<WebhookResult, 'error' | 'failureKind'>;
+
+function responseOutcome(response: IncomingMessage): Outcome {
+  const status = response.statusCode!;
+  if (status >= 200 && status < 300) return { error: null, failureKind: null };
+  if (status >= 300 && status < 400) {
+    const location = response.headers.location;
+    return { error: location ? `redirect to ${location} not followed` : `HTTP ${status} redirect not followed`, failureKind: 'redirect' };
+  }
+  return { error: `HTTP ${status}`, failureKind: 'http' };
+}
+
+function errorOutcome(error: Error): Outcome {
+  if (error instanceof UnsafeTargetError) return { error: error.reason, failureKind: 'blocked' };
+  // Happy-eyeballs connects report one AggregateError, with an empty message, for all addresses tried.
+  // Checked by shape, not instanceof: Node makes it in its own realm, which differs from ours under jest.
+  const inner = (error as Partial<AggregateError>).errors;
+  const message = !error.message && Array.isArray(inner) ? inner.map((each: Error) => each.message).join('; ') : error.message;
+  return { error: message || ((error as NodeJS.ErrnoException).code ?? error.name), failureKind: 'connection' };
+}
+
+export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs: number; ca?: string | Buffer; userAgent?: string }): WebhookSender {
+  const policy: TargetPolicy = { allowLoopback: options.allowLoopback };
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  // The agent's options reach every socket it opens, so each connection goes through the guarded lookup.
+  const agent = new https.Agent({
+    keepAlive: true,
+    lookup: createGuardedLookup(policy),
+    // An explicit `ca` replaces the default roots, so keep them and add the extra one.
+    ...(options.ca !== undefined ? { ca: [...tls.rootCertificates, options.ca.toString()] } : {}),
+  });
+
+  async function send(request: WebhookRequest): Promise<WebhookResult> {
+    const started = performance.now();
+    const result = (outcome: Outcome, statusCode: number | null = null, responseExcerpt: string | null = null): WebhookResult => ({
+      statusCode,
+      durationMs: Math.round(performance.now() - started),
+      ...outcome,
+      responseExcerpt,
+    });
+
+    let target: URL;
+    try {
+      target = parseWebhookUrl(request.url, policy);
+    } catch (error) {
+      if (error instanceof UnsafeTargetError) return result({ error: error.reason, failureKind: 'blocked' });
+      throw error;
+    }
+
+    const body = Buffer.from(request.body, 'utf8');
+    return new Promise<WebhookResult>((resolve) => {
+      let settled = false;
+      let statusCode: number | null = null;
+      const settle = (value: WebhookResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        clearInterval(progress);
+        resolve(value);
+      };
+
+      const outgoing = https.request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'User-Agent': userAgent,
+            ...request.headers,
+            'Content-Type': 'application/json',
+            'Content-Length': String(body.length),
+          },
+        },
+        (response) => {
+          statusCode = response.statusCode!;
+          const chunks: Buffer[] = [];
+          let received = 0;
+          const settleWithResponse = () => {
+            const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
+            settle(result(responseOutcome(response), statusCode, excerpt.length > 0 ? excerpt.toString('utf8') : null));
+          };
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            received += chunk.length;
+            if (received >= RESPONSE_EXCERPT_BYTES) {
+              settleWithResponse();
+              // Enough for the excerpt: stop reading so a huge or endless body is never buffered.
+              response.destroy();
+            }
+          });
+          response.on('end', settleWithResponse);
+          // A body cut short still leaves a status to judge by; the deadline may already have settled this.
+          response.on('error', settleWithResponse);
+          response.on('close', settleWithResponse);
+        },
+      );
+
+      const deadline = setTimeout(() => {
+        settle(result({ error: `timed out after ${options.timeoutMs} ms`, failureKind: 'timeout' }, statusCode));
+        outgoing.destroy();
+      }, options.timeoutMs);
+      const progress = request.onProgress ? setInterval(request.onProgress, PROGRESS_INTERVAL_MS) : undefined;
+
+      outgoing.on('error', (error) => settle(result(errorOutcome(error))));
+      outgoing.end(body);
+    });
+  }
+
+  return {
+    send,
+    close: () => agent.destroy(),
+  };
+}
