@@ -1,8 +1,11 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { loadConfig } from '../../src/config';
 import { issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import type { ReceivedRequest } from './https-receiver';
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the plain-JS example subscribers copy
+const { verifyWebhook } = require('../../docs/examples/webhook-receiver.js') as {
+  verifyWebhook: (secret: string, rawBody: string, headers: Record<string, unknown>) => boolean;
+};
 import { waitFor } from './processes';
 import { request, type Tenant, type TestStack } from './stack';
 
@@ -26,16 +29,12 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
 }
 
 /**
- * Verifies a delivery as webhooks.md §5 tells receivers to (and the README's snippet does): HMAC-SHA256 of
- * `<X-Webhook-Timestamp>.<raw body>` with the endpoint secret, compared in constant time, timestamp at most
- * 300 s old.
+ * Verifies a delivery with the README's subscriber example (docs/examples/webhook-receiver.js), which does
+ * what webhooks.md §5 tells receivers to: HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` with the
+ * endpoint secret, compared in constant time, timestamp at most 300 s old.
  */
 export function verifiedAsReceiver(secret: string, received: ReceivedRequest): boolean {
-  const timestamp = String(received.headers['x-webhook-timestamp']);
-  const signature = String(received.headers['x-webhook-signature']);
-  if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
-  const expected = createHmac('sha256', secret).update(`${timestamp}.${received.body}`).digest('hex');
-  return signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+  return verifyWebhook(secret, received.body, received.headers);
 }
 
 /**

@@ -60,6 +60,8 @@ describe('outbound webhook deliveries', () => {
     expect(requests.every((r) => r.headers['content-type'] === 'application/json')).toBe(true);
     expect(requests.every((r) => verifiedAsReceiver(endpoint.secret, r))).toBe(true);
     expect(new Set(requests.map((r) => r.body)).size).toBe(1);
+    expect(verifiedAsReceiver('whsec_someone_else', requests[0]!)).toBe(false);
+    expect(verifiedAsReceiver(endpoint.secret, { ...requests[0]!, body: requests[0]!.body.replace('Retry Case', 'Forged') })).toBe(false);
 
     const body = JSON.parse(requests[0]!.body);
     expect(body).toEqual({ event_id: sent.body.event_id, event_type: 'employee.created', timestamp: expect.any(String), company_id: sender.companyId, data: expect.any(Object) });
