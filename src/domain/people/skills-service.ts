@@ -1,16 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { lockNaturalKey } from '../natural-keys';
-import type { Page } from '../page';
+import { findPage, type Page } from '../page';
 import { Skill } from './skill.entity';
 
 export async function listSkills(em: EntityManager, companyId: string, page: Page) {
-  const [items, total] = await em.findAndCount(
-    Skill,
-    { company: companyId },
-    { orderBy: { name: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
-  );
-  return { items, total };
+  return findPage(em, Skill, { company: companyId }, { name: 'asc', id: 'asc' }, page);
 }
 
 export async function addSkill(em: EntityManager, companyId: string, name: string): Promise<Skill> {

@@ -6,7 +6,7 @@ import type { Config } from '../../config';
 import { ApiError } from '../../errors';
 import { testDeliveryBody } from '../../events/delivery-body';
 import { deliveryWorkflowId, requestDeliveryRerun, startDeliveryWorkflow } from '../../webhooks/delivery-workflows';
-import type { Page } from '../page';
+import { findPage, type Page } from '../page';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
@@ -20,17 +20,13 @@ export interface DeliveryFilters {
 
 /** Delivery log of a company, newest first. */
 export async function listDeliveries(em: EntityManager, companyId: string, page: Page, filters: DeliveryFilters) {
-  const [items, total] = await em.findAndCount(
-    WebhookDelivery,
-    {
-      company: companyId,
-      ...(filters.endpointId ? { endpoint: filters.endpointId } : {}),
-      ...(filters.status ? { status: filters.status } : {}),
-      ...(filters.eventType ? { eventType: filters.eventType } : {}),
-    },
-    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
-  );
-  return { items, total };
+  const where = {
+    company: companyId,
+    ...(filters.endpointId ? { endpoint: filters.endpointId } : {}),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(filters.eventType ? { eventType: filters.eventType } : {}),
+  };
+  return findPage(em, WebhookDelivery, where, { createdAt: 'desc', id: 'desc' }, page);
 }
 
 export async function getDelivery(em: EntityManager, companyId: string, id: string): Promise<WebhookDelivery> {
@@ -45,12 +41,7 @@ export async function listAttempts(em: EntityManager, delivery: WebhookDelivery)
 
 /** Alerts raised for deliveries that used up their attempts, newest first. */
 export async function listAlerts(em: EntityManager, companyId: string, page: Page) {
-  const [items, total] = await em.findAndCount(
-    WebhookAlert,
-    { company: companyId },
-    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset },
-  );
-  return { items, total };
+  return findPage(em, WebhookAlert, { company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
 }
 
 /**

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors';
 import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../../webhooks/ssrf-guard';
 import type { Actor } from '../accounts/actor';
 import { ApiKey } from '../accounts/api-key.entity';
-import type { Page } from '../page';
+import { findPage, type Page } from '../page';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -63,12 +63,7 @@ export async function registerEndpoint(
 }
 
 export async function listEndpoints(em: EntityManager, companyId: string, page: Page) {
-  const [items, total] = await em.findAndCount(
-    WebhookEndpoint,
-    { company: companyId, status: { $ne: 'deleted' } },
-    { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
-  );
-  return { items, total };
+  return findPage(em, WebhookEndpoint, { company: companyId, status: { $ne: 'deleted' } }, { createdAt: 'asc', id: 'asc' }, page);
 }
 
 export async function getEndpoint(em: EntityManager, companyId: string, id: string): Promise<WebhookEndpoint> {

@@ -7,7 +7,7 @@ import { Contact } from '../business/contact.entity';
 import { Customer } from '../business/customer.entity';
 import { Location } from '../business/location.entity';
 import { lockNaturalKey } from '../natural-keys';
-import type { Page } from '../page';
+import { findPage, type Page } from '../page';
 import { Employee } from '../people/employee.entity';
 import { type ProjectDoc, Project } from './project.entity';
 
@@ -32,12 +32,7 @@ export interface NewProject {
 }
 
 export async function listProjects(em: EntityManager, companyId: string, page: Page) {
-  const [items, total] = await em.findAndCount(
-    Project,
-    { company: companyId },
-    { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
-  );
-  return { items, total };
+  return findPage(em, Project, { company: companyId }, { createdAt: 'asc', id: 'asc' }, page);
 }
 
 export async function assertProjectCodeAvailable(em: EntityManager, companyId: string, projectCode: string): Promise<void> {

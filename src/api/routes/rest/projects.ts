@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { readScope } from '../../../domain/accounts/scopes';
+import { idOf, type View } from '../../../domain/page';
 import type { Project } from '../../../domain/work/project.entity';
 import { listProjects } from '../../../domain/work/projects-service';
 import type { AppDeps, AppState } from '../../context';
@@ -7,7 +8,7 @@ import { requireScope } from '../../middleware/authenticate';
 import { listBody, parsePage } from '../../pagination';
 
 /** REST representation (rest-api.md 2.1, plus the project code and a few descriptive fields). */
-export function projectJson(project: Project) {
+export function projectJson(project: View<Project>) {
   return {
     id: project.id,
     project_code: project.projectCode,
@@ -15,8 +16,8 @@ export function projectJson(project: Project) {
     description: project.description,
     status: project.status,
     priority: project.priority,
-    customer_id: project.customer.id,
-    location_id: project.location.id,
+    customer_id: idOf(project.customer),
+    location_id: idOf(project.location),
     start_date: project.startDate,
     end_date: project.endDate,
     created_at: project.createdAt.toISOString(),

@@ -8,7 +8,7 @@ import { listBody, parsePage } from '../../pagination';
 import { recordId } from '../../record-id';
 
 /** The company's skill library: employee_skills of inbound employee operations must name its entries. */
-export function skillJson(skill: Skill) {
+export function skillJson(skill: Pick<Skill, 'id' | 'name' | 'createdAt'>) {
   return { id: skill.id, name: skill.name, created_at: skill.createdAt.toISOString() };
 }
 

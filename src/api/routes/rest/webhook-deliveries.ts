@@ -5,6 +5,7 @@ import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } 
 import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
+import { idOf, type View } from '../../../domain/page';
 import type { AppDeps, AppState } from '../../context';
 import { requireScope } from '../../middleware/authenticate';
 import { listBody, parsePage } from '../../pagination';
@@ -27,11 +28,11 @@ export function attemptJson(attempt: DeliveryAttempt) {
 }
 
 /** A delivery as the API shows it: what was sent, where, and how it went; its attempts when given. */
-export function deliveryJson(delivery: WebhookDelivery, attempts?: DeliveryAttempt[]) {
+export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: DeliveryAttempt[]) {
   return {
     id: delivery.id,
-    endpoint_id: delivery.endpoint.id,
-    event_id: delivery.event?.id ?? null,
+    endpoint_id: idOf(delivery.endpoint),
+    event_id: idOf(delivery.event),
     event_type: delivery.eventType,
     is_test: delivery.isTest,
     status: delivery.status,
@@ -48,11 +49,11 @@ export function deliveryJson(delivery: WebhookDelivery, attempts?: DeliveryAttem
   };
 }
 
-function alertJson(alert: WebhookAlert) {
+function alertJson(alert: View<WebhookAlert>) {
   return {
     id: alert.id,
-    delivery_id: alert.delivery.id,
-    endpoint_id: alert.endpoint.id,
+    delivery_id: idOf(alert.delivery),
+    endpoint_id: idOf(alert.endpoint),
     attempt_count: alert.attemptCount,
     message: alert.message,
     created_at: alert.createdAt.toISOString(),

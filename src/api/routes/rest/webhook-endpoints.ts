@@ -11,6 +11,7 @@ import {
   updateEndpoint,
 } from '../../../domain/webhooks/endpoints-service';
 import type { EndpointStatus, PayloadShape, WebhookEndpoint } from '../../../domain/webhooks/webhook-endpoint.entity';
+import { idOf, type View } from '../../../domain/page';
 import type { AppDeps, AppState } from '../../context';
 import { requireScope } from '../../middleware/authenticate';
 import { listBody, parsePage } from '../../pagination';
@@ -27,7 +28,7 @@ interface EndpointBody {
 }
 
 /** The endpoint as the API shows it; the secret only when it was just issued. */
-export function endpointJson(endpoint: WebhookEndpoint, secret?: string) {
+export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string) {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -35,7 +36,7 @@ export function endpointJson(endpoint: WebhookEndpoint, secret?: string) {
     event_types: endpoint.eventTypes,
     payload_shape: endpoint.payloadShape,
     status: endpoint.status,
-    api_key_id: endpoint.apiKey?.id ?? null,
+    api_key_id: idOf(endpoint.apiKey),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
     ...(secret ? { secret } : {}),
