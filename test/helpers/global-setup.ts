@@ -1,24 +1,13 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { connectOrm, migrate } from '../../src/db/orm';
 import { PROJECT_ROOT } from '../../src/paths';
 import { startTemporalDevServer } from '../../src/temporal/dev-server';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
+import { freePort } from './ports';
 
 /**
  * Provisions the way `npm start` does: DATABASE_URL / TEMPORAL_ADDRESS when set, else an embedded

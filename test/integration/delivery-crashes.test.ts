@@ -33,13 +33,18 @@ describe('deliveries survive crashes', () => {
   });
   afterEach(() => hook.close());
 
-  it('a worker killed with SIGKILL in the middle of an attempt: the next worker completes the delivery', async () => {
-    // The dispatcher runs here; the worker runs as a process of its own that can really be killed.
-    stack = await startStack({ worker: false, dispatcher: true });
+  /** A stack, a company with a key that makes changes and one that owns an endpoint at the receiver. */
+  async function setUp(options: { worker: boolean; dispatcher: boolean }) {
+    stack = await startStack(options);
     sender = await createTenant(stack.orm, ['admin']);
     subscriber = await addApiKey(stack, sender);
+    return registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+  }
+
+  it('a worker killed with SIGKILL in the middle of an attempt: the next worker completes the delivery', async () => {
+    // The dispatcher runs here; the worker runs as a process of its own that can really be killed.
     hook.respondWith((_, i) => (i === 0 ? { status: 200, hang: true } : { status: 200 }));
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+    const endpoint = await setUp({ worker: false, dispatcher: true });
 
     const first = spawnEntryPoint('worker/main.ts', processEnv(stack));
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
@@ -67,10 +72,7 @@ describe('deliveries survive crashes', () => {
   }, 120_000);
 
   it('the API killed right after committing a change: the event is delivered once a dispatcher runs', async () => {
-    stack = await startStack({ worker: false, dispatcher: false });
-    sender = await createTenant(stack.orm, ['admin']);
-    subscriber = await addApiKey(stack, sender);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+    const endpoint = await setUp({ worker: false, dispatcher: false });
 
     const api = spawnEntryPoint('api/main.ts', { ...processEnv(stack), PORT: '0', HOST: '127.0.0.1' });
     try {
@@ -102,10 +104,7 @@ describe('deliveries survive crashes', () => {
   }, 120_000);
 
   it('a dispatcher that died after starting a workflow but before committing: the next one delivers once', async () => {
-    stack = await startStack({ worker: true, dispatcher: false });
-    sender = await createTenant(stack.orm, ['admin']);
-    subscriber = await addApiKey(stack, sender);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+    const endpoint = await setUp({ worker: true, dispatcher: false });
     const sent = await sendInbound(stack.baseUrl, sender, employee());
 
     // What the dead dispatcher left behind: the workflow of the delivery it was making, and no row.
@@ -138,10 +137,7 @@ describe('deliveries survive crashes', () => {
   }, 60_000);
 
   it('two dispatchers racing over the same events make each delivery once', async () => {
-    stack = await startStack({ worker: true, dispatcher: false });
-    sender = await createTenant(stack.orm, ['admin']);
-    subscriber = await addApiKey(stack, sender);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+    const endpoint = await setUp({ worker: true, dispatcher: false });
     for (let i = 0; i < 20; i++) await sendInbound(stack.baseUrl, sender, employee());
 
     const dispatchers = [new OutboxDispatcher(dispatcherOptions(stack)), new OutboxDispatcher(dispatcherOptions(stack))];

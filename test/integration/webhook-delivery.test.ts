@@ -1,22 +1,12 @@
-import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { resolveTemporalExecutable } from '../../src/temporal/cli-binary';
 import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
 import { projectData } from '../helpers/fixtures';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
+import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveriesOf, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
-
-/** A port nothing listens on (yet): an endpoint that is down. */
-async function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let employeeSeq = 0;
 const employee = (overrides: Record<string, unknown> = {}) =>
@@ -124,7 +114,8 @@ describe('outbound webhook deliveries', () => {
 
   describe('an endpoint that is down for all six attempts', () => {
     async function failedDelivery(): Promise<{ port: number; endpointId: string; deliveryId: string; secret: string }> {
-      const port = await closedPort();
+      // Nothing listens there yet: the endpoint is down.
+      const port = await freePort();
       const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
       await sendInbound(stack.baseUrl, sender, employee());
       const [deliveryId] = await waitFor(async () => {

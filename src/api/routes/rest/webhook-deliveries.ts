@@ -5,13 +5,12 @@ import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } 
 import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
+import { iso } from '../../../events/payloads/format';
 import { idOf, type View } from '../../../domain/page';
 import type { AppDeps, AppState } from '../../context';
 import { requireScope } from '../../middleware/authenticate';
 import { listBody, parsePage } from '../../pagination';
 import { recordId } from '../../record-id';
-
-const iso = (date: Date | null) => date?.toISOString() ?? null;
 
 export function attemptJson(attempt: DeliveryAttempt) {
   return {
