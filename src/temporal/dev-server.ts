@@ -1,5 +1,6 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { resolveTemporalExecutable, TEMPORAL_CLI_MISSING_HELP } from './cli-binary';
+import { registerMissingSearchAttributes } from './register-search-attributes';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 
 export interface DevServer {
@@ -42,6 +43,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
   } catch (error) {
     throw new Error(`${TEMPORAL_CLI_MISSING_HELP}\nCause: ${error instanceof Error ? error.message : String(error)}`);
   }
+  await registerMissingSearchAttributes(env.connection, options.namespace);
   return {
     address: env.address,
     uiUrl: options.uiPort !== undefined ? `http://localhost:${options.uiPort}` : null,

@@ -1,0 +1,19 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { resolveTemporalExecutable } from '../../src/temporal/cli-binary';
+import { registerMissingSearchAttributes } from '../../src/temporal/register-search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+
+describe('search attributes', () => {
+  it('are added to a namespace that lacks them (a dev server database from an older version)', async () => {
+    const env = await TestWorkflowEnvironment.createLocal({ server: { executable: resolveTemporalExecutable(), searchAttributes: [SEARCH_ATTRIBUTES[0]!] } });
+    try {
+      const added = await registerMissingSearchAttributes(env.connection, 'default');
+      expect(added).toEqual(SEARCH_ATTRIBUTES.slice(1).map((k) => k.name));
+      const { customAttributes } = await env.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      expect(Object.keys(customAttributes ?? {})).toEqual(expect.arrayContaining(SEARCH_ATTRIBUTES.map((k) => k.name)));
+      expect(await registerMissingSearchAttributes(env.connection, 'default')).toEqual([]);
+    } finally {
+      await env.teardown();
+    }
+  });
+});
