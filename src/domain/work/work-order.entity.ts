@@ -3,7 +3,6 @@ import { CompanyRecord } from '../company-record';
 import { Employee } from '../people/employee.entity';
 import { Project } from './project.entity';
 
-export const WORK_ORDER_PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
 export const WORK_ORDER_STATUSES = ['open', 'scheduled', 'in_progress', 'on_hold', 'complete', 'closed', 'cancelled'] as const;
 export type WorkOrderStatus = (typeof WORK_ORDER_STATUSES)[number];
 
