@@ -1,6 +1,6 @@
 import { OutboxDispatcher, deliveryIdFor } from '../../src/events/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
-import { startDeliveryWorkflow } from '../../src/webhooks/delivery-workflows';
+import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/webhooks/delivery-workflows';
 import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
 import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
@@ -52,6 +52,9 @@ describe('deliveries survive crashes', () => {
       await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
       await sendInbound(stack.baseUrl, sender, employee());
       const [inFlight] = await hook.waitForRequests(1, 30_000);
+      // While the subscriber keeps it waiting, the attempt heartbeats; kill the worker once Temporal has one.
+      const workflow = stack.temporal.workflow.getHandle(deliveryWorkflowId(String(inFlight!.headers['x-webhook-id'])));
+      await waitFor(async () => (await workflow.describe()).raw.pendingActivities?.[0]?.lastHeartbeatTime, 15_000, 'a heartbeat of the attempt');
       await stopProcess(first, 'SIGKILL');
 
       second = spawnEntryPoint('worker/main.ts', processEnv(stack));
