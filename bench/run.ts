@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
+import { parseEncryptionKey } from '../src/config';
 import { SecretBox } from '../src/crypto/secret-box';
 import { signWebhook } from '../src/crypto/webhook-signature';
 import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
@@ -78,7 +79,7 @@ async function main() {
   const receiver = await startReceiver();
   try {
     const em = orm.em.fork();
-    const secretBox = new SecretBox(Buffer.from(localEncryptionKey(dataDir), 'hex'));
+    const secretBox = new SecretBox(parseEncryptionKey(localEncryptionKey(dataDir)));
     const company = await createCompany(em, 'Bench Construction');
     const keys: IssuedApiKey[] = [];
     for (let i = 0; i < KEYS; i++) keys.push(await issueApiKey(em, secretBox, { companyId: company.id, name: `bench ${i}`, scopes: ['admin'] }));

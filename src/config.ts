@@ -70,7 +70,8 @@ const hostPort = (raw: string): string => {
   return raw;
 };
 
-const key32 = (raw: string): Buffer => {
+/** A 32-byte key given as 64 hex characters or as base64. */
+export const parseEncryptionKey = (raw: string): Buffer => {
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
   if (key.length !== 32) {
     throw new ConfigError('must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32)');
@@ -117,7 +118,7 @@ export const SETTINGS = {
   TEMPORAL_API_KEY: { description: 'Temporal Cloud API key (enables TLS)', default: '', parse: text },
   ENCRYPTION_KEY: {
     description: '32-byte key (hex or base64) encrypting signing secrets at rest',
-    parse: key32,
+    parse: parseEncryptionKey,
   },
   LOG_LEVEL: { description: 'fatal, error, warn, info, debug, trace or silent', default: 'info', parse: logLevel },
   BODY_LIMIT_BYTES: { description: 'largest accepted request body', default: '1048576', parse: integer(1024, 10485760) },

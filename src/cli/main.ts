@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseArgs } from 'node:util';
+import { parseEncryptionKey } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { runningEmbeddedPostgresUrl, startEmbeddedPostgres } from '../db/embedded-postgres';
 import { connectOrm, migrate } from '../db/orm';
@@ -32,7 +33,7 @@ const need = (value: string | undefined, flag: string): string => {
   return value;
 };
 
-const secretBox = () => new SecretBox(Buffer.from(process.env.ENCRYPTION_KEY || localEncryptionKey(), /^[0-9a-f]{64}$/i.test(process.env.ENCRYPTION_KEY || localEncryptionKey()) ? 'hex' : 'base64'));
+const secretBox = () => new SecretBox(parseEncryptionKey(process.env.ENCRYPTION_KEY || localEncryptionKey()));
 
 const COMMANDS: Record<string, Command> = {
   'company create': async (em, { positionals }) => {

@@ -107,12 +107,16 @@ export interface Tenant {
   signingSecret: string;
 }
 
+/** A new API key of the company, holding `scopes`. */
+export async function issueTestKey(orm: MikroORM | Orm, companyId: string, scopes: string[]): Promise<Tenant> {
+  const issued = await issueApiKey(orm.em.fork() as EntityManager, new SecretBox(loadConfig().encryptionKey), { companyId, name: 'test key', scopes });
+  return { companyId, apiKeyId: issued.apiKey.id, key: issued.key, signingSecret: issued.signingSecret };
+}
+
 /** A new company with one API key holding `scopes`. */
 export async function createTenant(orm: MikroORM | Orm, scopes: string[] = ['admin'], name = `Company ${randomUUID().slice(0, 8)}`): Promise<Tenant> {
-  const em = orm.em.fork() as EntityManager;
-  const company = await createCompany(em, name);
-  const issued = await issueApiKey(em, new SecretBox(loadConfig().encryptionKey), { companyId: company.id, name: 'test key', scopes });
-  return { companyId: company.id, apiKeyId: issued.apiKey.id, key: issued.key, signingSecret: issued.signingSecret };
+  const company = await createCompany(orm.em.fork() as EntityManager, name);
+  return issueTestKey(orm, company.id, scopes);
 }
 
 export interface JsonResponse<T = any> {

@@ -1,18 +1,14 @@
-import { SecretBox } from '../../src/crypto/secret-box';
-import { loadConfig } from '../../src/config';
-import { issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import type { ReceivedRequest } from './https-receiver';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the plain-JS example subscribers copy
 const { verifyWebhook } = require('../../docs/examples/webhook-receiver.js') as {
   verifyWebhook: (secret: string, rawBody: string, headers: Record<string, unknown>) => boolean;
 };
 import { waitFor } from './processes';
-import { request, type Tenant, type TestStack } from './stack';
+import { issueTestKey, request, type Tenant, type TestStack } from './stack';
 
 /** Another API key of the tenant's company. */
 export async function addApiKey(stack: TestStack, tenant: Tenant, scopes: string[] = ['admin']): Promise<Tenant> {
-  const issued = await issueApiKey(stack.em(), new SecretBox(loadConfig().encryptionKey), { companyId: tenant.companyId, name: 'second key', scopes });
-  return { companyId: tenant.companyId, apiKeyId: issued.apiKey.id, key: issued.key, signingSecret: issued.signingSecret };
+  return issueTestKey(stack.orm, tenant.companyId, scopes);
 }
 
 export interface RegisteredEndpoint {

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config';
 import { ApiError } from '../../errors';
 import { testDeliveryBody } from '../../events/delivery-body';
+import { resultWithin } from '../../temporal/result-within';
 import { deliveryWorkflowId, requestDeliveryRerun, startDeliveryWorkflow } from '../../webhooks/delivery-workflows';
 import { findPage, type Page } from '../page';
 import { DeliveryAttempt } from './delivery-attempt.entity';
@@ -103,11 +103,7 @@ export async function sendTestDelivery(
     endpointUrl: endpoint.url,
     eventType: body.eventType,
   });
-  const waiting = new AbortController();
-  const finished = await Promise.race([
-    temporal.workflow.getHandle(deliveryWorkflowId(id)).result().then(() => true),
-    delay(config.webhooks.timeoutMs + 5000, false, { signal: waiting.signal }),
-  ]).finally(() => waiting.abort());
+  const { finished } = await resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(id)), config.webhooks.timeoutMs + 5000);
   await em.refresh(delivery);
   return { delivery, completed: finished };
 }

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { projectCreation } from '../../../workflows';
 import { apiErrorFromWorkflow } from '../../temporal/failures';
+import { resultWithin } from '../../temporal/result-within';
 import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
 import type { Actor } from '../accounts/actor';
 import type { ContactDetails, CustomerDetails, LocationDetails } from '../business/customers-service';
@@ -60,15 +60,12 @@ export async function runProjectCreation(
     ],
     staticSummary: `project.created ${input.project.projectCode} (${input.project.name}) for customer ${input.customer.name}`,
   });
-  const timeout = new AbortController();
   try {
-    const result = await Promise.race([handle.result(), delay(waitMs, null, { signal: timeout.signal })]);
-    if (result) return { state: 'completed', result };
+    const outcome = await resultWithin<ProjectCreationResult>(handle, waitMs);
+    if (outcome.finished) return { state: 'completed', result: outcome.result };
   } catch (error) {
     if (error instanceof WorkflowFailedError) throw apiErrorFromWorkflow(error);
     throw error;
-  } finally {
-    timeout.abort();
   }
   // The run we joined may be another request's: its memo has the ids it is creating.
   const { memo } = await handle.describe();
