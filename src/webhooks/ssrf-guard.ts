@@ -37,18 +37,62 @@ const RANGE_DESCRIPTIONS: Record<string, string> = {
 
 /**
  * The reason an address may not be contacted, as a noun phrase naming it ("a private address (10.0.0.5)"),
- * or null when it may. IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+ * or null when it may. IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry; other IPv6
+ * addresses that carry IPv4 addresses are refused unless every address they carry is public.
  */
 export function forbiddenAddressReason(address: string, policy: TargetPolicy): string | null {
   // net.isIP is strict; ipaddr.js alone would also take shorthand such as "127.1".
   if (net.isIP(address) === 0) return `not an IP address (${address})`;
   const parsed = ipaddr.process(address);
+  if (parsed instanceof ipaddr.IPv6) {
+    const embedded = embeddedIPv4Addresses(parsed);
+    if (embedded.length > 0) {
+      for (const ipv4 of embedded) {
+        // Whatever these reach sits behind a translator or relay, never on this machine: no loopback.
+        const reason = rangeReason(ipv4, ipv4.toString(), { allowLoopback: false });
+        if (reason !== null) return `${reason} embedded in ${address}`;
+      }
+      return null;
+    }
+  }
+  return rangeReason(parsed, address, policy);
+}
+
+function rangeReason(parsed: ipaddr.IPv4 | ipaddr.IPv6, address: string, policy: TargetPolicy): string | null {
   const range = parsed.range();
   if (range === 'unicast' || (range === 'loopback' && policy.allowLoopback)) return null;
   if (parsed.kind() === 'ipv4' && parsed.toString() === CLOUD_METADATA_ADDRESS) {
     return `the cloud metadata address (${address})`;
   }
   return `${RANGE_DESCRIPTIONS[range] ?? 'a special-purpose address'} (${address})`;
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries for a transition mechanism, which a translator or relay may
+ * deliver to, or [] when it carries none. IPv4-mapped addresses never get here (ipaddr.process unwraps them).
+ */
+function embeddedIPv4Addresses(address: ipaddr.IPv6): ipaddr.IPv4[] {
+  const bytes = address.toByteArray();
+  const at = (offset: number) => new ipaddr.IPv4(bytes.slice(offset, offset + 4));
+  switch (address.range()) {
+    // IPv4-translated ::ffff:0:0:0/96 (RFC 6145), and NAT64 64:ff9b::/96 and 64:ff9b:1::/48 (RFCs 6052, 8215):
+    // the last 32 bits. The local-use prefix is judged with the /96 layout DNS64 deployments use, since the
+    // shorter RFC 6052 layouts depend on a prefix length only the translator's operator knows.
+    case 'rfc6145':
+    case 'rfc6052':
+      return [at(12)];
+    // 6to4 2002::/16 (RFC 3056): the IPv4 address of the site's 6to4 router follows the prefix.
+    case '6to4':
+      return [at(2)];
+    // Teredo 2001::/32 (RFC 4380): the server's address, then the client's with every bit inverted.
+    case 'teredo':
+      return [at(4), new ipaddr.IPv4(bytes.slice(12).map((byte) => byte ^ 0xff))];
+    // IPv4-compatible ::/96 (RFC 4291, deprecated); :: and ::1 have ranges of their own.
+    case 'unicast':
+      return bytes.slice(0, 12).every((byte) => byte === 0) ? [at(12)] : [];
+    default:
+      return [];
+  }
 }
 
 /** The IP address a URL host names directly, or null for a DNS name. */

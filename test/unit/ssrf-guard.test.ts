@@ -1,4 +1,4 @@
-import type { LookupAddress, LookupOptions } from 'node:dns';
+import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { assertSafeWebhookUrl, createGuardedLookup, forbiddenAddressReason, type TargetPolicy, UnsafeTargetError } from '../../src/webhooks/ssrf-guard';
 
 const strict = { allowLoopback: false };
@@ -59,6 +59,44 @@ describe('forbiddenAddressReason', () => {
   });
 });
 
+// IPv6 addresses that carry an IPv4 address (for a transition mechanism) and what that address is.
+const EMBEDDING_FORBIDDEN: [form: string, address: string, embedded: string][] = [
+  ['IPv4-compatible', '::a9fe:a9fe', 'the cloud metadata address (169.254.169.254)'],
+  ['IPv4-compatible', '::a00:1', 'a private address (10.0.0.1)'],
+  ['IPv4-compatible', '::7f00:1', 'a loopback address (127.0.0.1)'],
+  ['IPv4-translated', '::ffff:0:a00:1', 'a private address (10.0.0.1)'],
+  ['IPv4-translated', '::ffff:0:a9fe:a9fe', 'the cloud metadata address (169.254.169.254)'],
+  ['NAT64 well-known prefix', '64:ff9b::a9fe:a9fe', 'the cloud metadata address (169.254.169.254)'],
+  ['NAT64 well-known prefix', '64:ff9b::7f00:1', 'a loopback address (127.0.0.1)'],
+  ['NAT64 local-use prefix', '64:ff9b:1::c0a8:101', 'a private address (192.168.1.1)'],
+  ['6to4', '2002:a00:1::1', 'a private address (10.0.0.1)'],
+  ['6to4', '2002:a9fe:a9fe::', 'the cloud metadata address (169.254.169.254)'],
+  ['Teredo client', '2001:0:808:808::f5ff:fffe', 'a private address (10.0.0.1)'],
+  ['Teredo client', '2001:0:808:808::5601:5601', 'the cloud metadata address (169.254.169.254)'],
+  ['Teredo server', '2001:0:a00:1::f7f7:f7f7', 'a private address (10.0.0.1)'],
+];
+
+// The same forms carrying public addresses (8.8.8.8; Teredo server and client both 8.8.8.8).
+const EMBEDDING_PUBLIC: [form: string, address: string][] = [
+  ['IPv4-compatible', '::808:808'],
+  ['IPv4-translated', '::ffff:0:808:808'],
+  ['NAT64 well-known prefix', '64:ff9b::808:808'],
+  ['NAT64 local-use prefix', '64:ff9b:1::808:808'],
+  ['6to4', '2002:808:808::1'],
+  ['Teredo', '2001:0:808:808::f7f7:f7f7'],
+];
+
+describe('forbiddenAddressReason on IPv6 addresses embedding an IPv4 address', () => {
+  it.each(EMBEDDING_FORBIDDEN)('refuses %s %s as carrying %s, even when loopback is allowed', (_form, address, embedded) => {
+    expect(forbiddenAddressReason(address, strict)).toBe(`${embedded} embedded in ${address}`);
+    expect(forbiddenAddressReason(address, loopbackAllowed)).toBe(`${embedded} embedded in ${address}`);
+  });
+
+  it.each(EMBEDDING_PUBLIC)('allows %s %s, which carries a public address', (_form, address) => {
+    expect(forbiddenAddressReason(address, strict)).toBeNull();
+  });
+});
+
 describe('assertSafeWebhookUrl', () => {
   it.each([
     ['http://example.com/hook', 'must use https'],
@@ -94,6 +132,14 @@ describe('assertSafeWebhookUrl', () => {
     expect(await refusal('https://0xa9fea9fe/latest/meta-data', loopbackAllowed)).toBe('is the cloud metadata address (169.254.169.254)');
   });
 
+  it.each(EMBEDDING_FORBIDDEN)('refuses the %s literal [%s] as carrying %s', async (_form, address, embedded) => {
+    expect(await refusal(`https://[${address}]/hook`, loopbackAllowed)).toBe(`is ${embedded} embedded in ${address}`);
+  });
+
+  it.each(EMBEDDING_PUBLIC)('accepts the %s literal [%s]', async (_form, address) => {
+    expect(await refusal(`https://[${address}]/hook`)).toBeNull();
+  });
+
   it('refuses a name that does not resolve', async () => {
     expect(await refusal('https://no-such-host.invalid/hook')).toBe('does not resolve');
   });
@@ -111,5 +157,29 @@ describe('createGuardedLookup', () => {
     const { error } = await guardedLookup('localhost', { all: true }, strict);
     expect(error).toBeInstanceOf(UnsafeTargetError);
     expect((error as UnsafeTargetError).reason).toMatch(/^resolves to a loopback address/);
+  });
+
+  describe('when the name resolves to an IPv6 address embedding an IPv4 address', () => {
+    function resolveTo(address: string) {
+      const answer: LookupAddress[] = [{ address, family: 6 }];
+      jest
+        .spyOn(dns, 'lookup')
+        .mockImplementation(((_hostname: string, _options: unknown, callback: (error: null, addresses: LookupAddress[]) => void) =>
+          callback(null, answer)) as unknown as typeof dns.lookup);
+    }
+
+    afterEach(() => jest.restoreAllMocks());
+
+    it.each(EMBEDDING_FORBIDDEN)('fails the connect to %s %s as carrying %s', async (_form, address, embedded) => {
+      resolveTo(address);
+      const { error } = await guardedLookup('webhooks.example.com', {}, loopbackAllowed);
+      expect(error).toBeInstanceOf(UnsafeTargetError);
+      expect((error as UnsafeTargetError).reason).toBe(`resolves to ${embedded} embedded in ${address}`);
+    });
+
+    it.each(EMBEDDING_PUBLIC)('connects to %s %s', async (_form, address) => {
+      resolveTo(address);
+      expect(await guardedLookup('webhooks.example.com', {}, strict)).toEqual({ error: null, address, family: 6 });
+    });
   });
 });
