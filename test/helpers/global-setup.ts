@@ -1,6 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
@@ -24,7 +24,11 @@ export default async function globalSetup(): Promise<void> {
 
   if (!process.env.DATABASE_URL) {
     const db = await startEmbeddedPostgres({ dataDir: dir, port: await freePort(), database: 'construction_test' });
-    stops.push(db.stop);
+    stops.push(async () => {
+      await db.stop();
+      // As root, with a TMPDIR the postgres user cannot enter, the cluster lives outside `dir`.
+      rmSync(db.clusterDir, { recursive: true, force: true });
+    });
     process.env.DATABASE_URL = db.url;
   }
   if (!process.env.TEMPORAL_ADDRESS) {
