@@ -1,9 +1,12 @@
 import type { Actor } from '../src/domain/accounts/actor';
-import { type ContactDetails, type CustomerDetails, ensureContacts, ensureCustomer, ensureLocation, type LocationDetails } from '../src/domain/business/customers-service';
+import { contacts } from '../src/domain/business/contacts';
+import { customers } from '../src/domain/business/customers';
+import { locations } from '../src/domain/business/locations';
 import type { ProjectCreationInput, ProjectCreationResult } from '../src/domain/work/project-creation';
 import { Project } from '../src/domain/work/project.entity';
 import { createProject, resolveEmployeeNumbers } from '../src/domain/work/projects-service';
 import { ApiError } from '../src/errors';
+import type { ContactCreate, CustomerCreate, LocationCreate } from '../src/generated/schemas';
 import type { ActivityDeps } from './deps';
 
 export interface ResolvedManagers {
@@ -31,16 +34,21 @@ export function createProjectCreationActivities({ orm }: ActivityDeps) {
       return { accountManagerId: ids.account_manager_emp_number ?? null, internalManagerId: ids.internal_manager_emp_number ?? null };
     },
 
-    async ensureCustomer(actor: Actor, details: CustomerDetails): Promise<string> {
-      return (await ensureCustomer(orm.em.fork(), actor, details)).id;
+    /** Customers match by name, case-insensitively; an existing one is used unchanged. */
+    async ensureCustomer(actor: Actor, customer: CustomerCreate): Promise<string> {
+      return (await customers.findOrCreate(orm.em.fork(), actor, customer)).record.id;
     },
 
-    async ensureLocation(actor: Actor, customerId: string, details: LocationDetails): Promise<string> {
-      return (await ensureLocation(orm.em.fork(), actor, customerId, details)).id;
+    /** Locations match by name under the customer. */
+    async ensureLocation(actor: Actor, customerId: string, location: Omit<LocationCreate, 'customer_id'>): Promise<string> {
+      return (await locations.findOrCreate(orm.em.fork(), actor, { ...location, customer_id: customerId })).record.id;
     },
 
-    async ensureContacts(actor: Actor, customerId: string, contacts: ContactDetails[]): Promise<string[]> {
-      return (await ensureContacts(orm.em.fork(), actor, customerId, contacts)).map((c) => c.id);
+    /** Contacts match by first and last name under the customer; the ids come back in the order given. */
+    async ensureContacts(actor: Actor, customerId: string, people: Omit<ContactCreate, 'customer_id'>[]): Promise<string[]> {
+      const ids: string[] = [];
+      for (const person of people) ids.push((await contacts.findOrCreate(orm.em.fork(), actor, { ...person, customer_id: customerId })).record.id);
+      return [...new Set(ids)];
     },
 
     async createProject(

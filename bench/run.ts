@@ -19,7 +19,8 @@ import { signWebhook } from '../src/crypto/webhook-signature';
 import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
 import { connectOrm } from '../src/db/orm';
 import { createCompany, type IssuedApiKey, issueApiKey } from '../src/domain/accounts/api-keys-service';
-import { ensureCustomer, ensureLocation } from '../src/domain/business/customers-service';
+import { customers } from '../src/domain/business/customers';
+import { locations } from '../src/domain/business/locations';
 import { createProject } from '../src/domain/work/projects-service';
 import { localEncryptionKey } from '../src/local-environment';
 import { PROJECT_ROOT } from '../src/paths';
@@ -84,8 +85,8 @@ async function main() {
     const keys: IssuedApiKey[] = [];
     for (let i = 0; i < KEYS; i++) keys.push(await issueApiKey(em, secretBox, { companyId: company.id, name: `bench ${i}`, scopes: ['admin'] }));
     const actor = { companyId: company.id, apiKeyId: keys[0]!.apiKey.id };
-    const customer = await ensureCustomer(orm.em.fork(), actor, { name: 'Bench Customer' });
-    const location = await ensureLocation(orm.em.fork(), actor, customer.id, { name: 'Bench Site' });
+    const { record: customer } = await customers.findOrCreate(orm.em.fork(), actor, { name: 'Bench Customer' });
+    const { record: location } = await locations.findOrCreate(orm.em.fork(), actor, { customer_id: customer.id, name: 'Bench Site' });
     for (let i = 0; i < 200; i++) {
       await createProject(
         orm.em.fork(),

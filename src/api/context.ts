@@ -5,7 +5,7 @@ import type { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Principal } from '../domain/accounts/actor';
 import type { Logger } from '../logger';
-import type { SchemaValidator } from '../validation/schema-validator';
+import type { SchemaValidator } from '../schemas/schema-validator';
 
 /** What the API process is built from; routes receive it when they are created. */
 export interface AppDeps {
@@ -24,4 +24,6 @@ export interface AppState {
   /** A fresh EntityManager fork: one identity map per request. */
   em: EntityManager;
   principal: Principal;
+  /** The route's query parameters, parsed and validated (see RouteSpec). */
+  query: Record<string, unknown>;
 }

@@ -1,26 +1,52 @@
 import type { Page } from '../domain/page';
 import { ApiError } from '../errors';
+import { parseTimestamp } from '../schemas/formats';
+import { parseQuery, type QueryParam } from './routes/route-spec';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;
 
-function integerParam(query: Record<string, string | string[] | undefined>, name: string, fallback: number, min: number, max: number): number {
-  const raw = query[name];
-  if (raw === undefined) return fallback;
+function integerParam(name: string, description: string, min: number, max: number, fallback: number): QueryParam {
   const bounds = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
-  if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw)) throw ApiError.invalid(name, `must be ${bounds}`);
-  const value = Number(raw);
-  if (value < min || value > max) throw ApiError.invalid(name, `must be ${bounds}`);
-  return value;
-}
-
-/** `?limit=&offset=` of a list request: limit 1–100 (default 50), offset ≥ 0 (default 0); anything else is a 400. */
-export function parsePage(query: Record<string, string | string[] | undefined>): Page {
   return {
-    limit: integerParam(query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT),
-    offset: integerParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+    name,
+    description,
+    schema: { type: 'integer', minimum: min, ...(max === Number.MAX_SAFE_INTEGER ? {} : { maximum: max }), default: fallback },
+    parse(raw) {
+      if (!/^\d{1,16}$/.test(raw)) throw ApiError.invalid(name, `must be ${bounds}`);
+      const value = Number(raw);
+      if (value < min || value > max) throw ApiError.invalid(name, `must be ${bounds}`);
+      return value;
+    },
   };
 }
+
+/** `?limit=&offset=` of every list (rest-api.md 4): limit 1–100 (default 50), offset ≥ 0 (default 0). */
+export const PAGE_PARAMS: readonly QueryParam[] = [
+  integerParam('limit', 'Page size (1 to 100).', 1, MAX_LIMIT, DEFAULT_LIMIT),
+  integerParam('offset', 'Records to skip.', 0, Number.MAX_SAFE_INTEGER, 0),
+];
+
+/** `?updated_since=`: only records changed at or after this instant (incremental sync). */
+export const UPDATED_SINCE_PARAM: QueryParam = {
+  name: 'updated_since',
+  description: 'Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync.',
+  schema: { type: 'string', format: 'date-time' },
+  parse(raw) {
+    const instant = parseTimestamp(raw);
+    if (!instant) throw ApiError.invalid('updated_since', 'must be an ISO 8601 timestamp with a time zone from year 0001 to 9999, e.g. 2026-03-01T08:00:00Z');
+    return instant;
+  },
+};
+
+/** The page a list request asks for, from its parsed query values. */
+export const pageOf = (values: Record<string, unknown>): Page => ({
+  limit: (values.limit as number | undefined) ?? DEFAULT_LIMIT,
+  offset: (values.offset as number | undefined) ?? 0,
+});
+
+/** `?limit=&offset=` of a request that takes no other parameters; anything else is a 400. */
+export const parsePage = (query: Record<string, string | string[] | undefined>): Page => pageOf(parseQuery(PAGE_PARAMS, query));
 
 export function listBody<T>(items: T[], total: number, page: Page) {
   return { data: items, pagination: { limit: page.limit, offset: page.offset, total } };

@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
-import { SchemaValidator } from '../validation/schema-validator';
+import { SchemaValidator } from '../schemas/schema-validator';
 import { createApp } from './app';
 
 export interface RunningApi {

@@ -7,6 +7,8 @@ import { Department } from '../domain/people/department.entity';
 import { Employee } from '../domain/people/employee.entity';
 import { Role } from '../domain/people/role.entity';
 import { Skill } from '../domain/people/skill.entity';
+import { VendorLocation } from '../domain/supply/vendor-location.entity';
+import { Vendor } from '../domain/supply/vendor.entity';
 import { Project } from '../domain/work/project.entity';
 import { WorkOrder } from '../domain/work/work-order.entity';
 import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
@@ -26,6 +28,8 @@ export const ENTITIES = [
   Customer,
   Location,
   Contact,
+  Vendor,
+  VendorLocation,
   Project,
   WorkOrder,
   OutboxEvent,

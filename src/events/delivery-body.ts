@@ -1,12 +1,13 @@
 import type { PayloadShape } from '../domain/webhooks/webhook-endpoint.entity';
-import { catalogEventName, type EventType } from './catalog';
+import { eventDefinition } from './registry';
 
 export interface StoredEvent {
   id: string;
   companyId: string;
-  eventType: EventType;
+  /** The registry key. */
+  eventType: string;
   occurredAt: Date;
-  data: Record<string, unknown>;
+  data: Record<string, unknown> | null;
   catalogData: Record<string, unknown> | null;
 }
 
@@ -17,19 +18,20 @@ export interface DeliveryBody {
 }
 
 /**
- * Shape A (detailed): event_id, event_type, timestamp, company_id, data. Shape B (catalog): event,
- * timestamp, data, with workorder.* / po.* names; events the catalog does not describe go out in shape A.
+ * Shape B (catalog): event, timestamp, data, when the catalog describes the event. Otherwise shape A
+ * (detailed): event_id, event_type, timestamp, company_id, data. An event only the catalog describes (po.*)
+ * goes to shape A endpoints in the shape A envelope with its catalog data and name; one the catalog does
+ * not describe (customer.*) or delivers in shape A (project.closed) goes to shape B endpoints in shape A.
  */
 export function deliveryBody(event: StoredEvent, shape: PayloadShape): DeliveryBody {
+  const definition = eventDefinition(event.eventType);
   const timestamp = event.occurredAt.toISOString();
-  if (shape === 'B' && event.catalogData) {
-    const name = catalogEventName(event.eventType);
-    return { eventType: name, payload: JSON.stringify({ event: name, timestamp, data: event.catalogData }) };
+  if (shape === 'B' && definition.shapeB && event.catalogData) {
+    return { eventType: definition.shapeB, payload: JSON.stringify({ event: definition.shapeB, timestamp, data: event.catalogData }) };
   }
-  return {
-    eventType: event.eventType,
-    payload: JSON.stringify({ event_id: event.id, event_type: event.eventType, timestamp, company_id: event.companyId, data: event.data }),
-  };
+  const name = definition.shapeA ?? definition.shapeB!;
+  const data = event.data ?? event.catalogData;
+  return { eventType: name, payload: JSON.stringify({ event_id: event.id, event_type: name, timestamp, company_id: event.companyId, data }) };
 }
 
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -8,7 +8,6 @@ import { isSubscribed } from '../domain/webhooks/subscriptions';
 import type { PayloadShape } from '../domain/webhooks/webhook-endpoint.entity';
 import type { Logger } from '../logger';
 import { type DeliveryToStart, startDeliveryWorkflow } from '../webhooks/delivery-workflows';
-import type { EventType } from './catalog';
 import { deliveryBody } from './delivery-body';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
@@ -21,8 +20,8 @@ export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${
 interface EventRow {
   id: string;
   company_id: string;
-  event_type: EventType;
-  data: Record<string, unknown>;
+  event_type: string;
+  data: Record<string, unknown> | null;
   catalog_data: Record<string, unknown> | null;
   origin_api_key_id: string | null;
   created_at: Date;

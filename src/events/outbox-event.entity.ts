@@ -9,15 +9,15 @@ import { CompanyRecord } from '../domain/company-record';
 @Entity({ tableName: 'outbox_events' })
 @Index({ name: 'outbox_events_undispatched', expression: 'create index "outbox_events_undispatched" on "outbox_events" ("created_at") where "dispatched_at" is null' })
 export class OutboxEvent extends CompanyRecord {
-  /** The shape A name, e.g. work_order.created. */
+  /** The event's registry key: its shape A name, or its shape B name when only the catalog describes it. */
   @Property({ type: 'text' })
   eventType!: string;
 
-  /** Shape A (detailed) data. */
-  @Property({ type: 'json' })
-  data!: Record<string, unknown>;
+  /** Shape A (detailed) data; null for events only the catalog describes. */
+  @Property({ type: 'json', nullable: true })
+  data: Record<string, unknown> | null = null;
 
-  /** Shape B (catalog) data; null for events the catalog delivers in shape A. */
+  /** Shape B (catalog) data; null for events the catalog does not describe or delivers in shape A. */
   @Property({ type: 'json', nullable: true })
   catalogData: Opt<Record<string, unknown>> | null = null;
 

@@ -2,26 +2,27 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import type { Actor } from '../domain/accounts/actor';
 import { Company } from '../domain/accounts/company.entity';
-import type { EventPayload, EventType } from './catalog';
 import { OutboxEvent } from './outbox-event.entity';
+import type { EventKey, EventPayload } from './registry';
 
 /**
  * Appends an event to the outbox in the caller's unit of work. Call it inside the transaction that makes the
- * change: both commit together or neither does.
+ * change: both commit together or neither does. The payload holds the data of each shape that describes
+ * the event, typed by its schema in schemas/events/.
  */
-export function recordEvent(
+export function recordEvent<K extends EventKey>(
   em: EntityManager,
   actor: Actor,
-  eventType: EventType,
-  payload: EventPayload,
+  key: K,
+  payload: EventPayload<K>,
   eventId: string = uuidv7(),
 ): OutboxEvent {
   return em.create(OutboxEvent, {
     id: eventId,
     company: em.getReference(Company, actor.companyId),
-    eventType,
-    data: payload.data,
-    catalogData: payload.catalogData,
+    eventType: key,
+    data: (payload.a ?? null) as Record<string, unknown> | null,
+    catalogData: (payload.b ?? null) as Record<string, unknown> | null,
     originApiKeyId: actor.apiKeyId,
   });
 }

@@ -1,24 +1,18 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { ApiError } from '../errors';
 import { SCHEMAS_DIR } from '../paths';
+import { isValidDate, isValidTimestamp } from './formats';
+import { loadSchemaFiles } from './schema-files';
 
 const FORMAT_REASONS: Record<string, string> = {
-  date: 'must be a date (YYYY-MM-DD)',
-  'date-time': 'must be an ISO 8601 timestamp with a time zone, e.g. 2026-03-01T08:00:00Z',
+  date: 'must be a calendar date (YYYY-MM-DD) from year 0001 to 9999',
+  'date-time': 'must be an ISO 8601 timestamp with a time zone from year 0001 to 9999, e.g. 2026-03-01T08:00:00Z',
   time: 'must be a time (HH:MM)',
   email: 'must be an e-mail address',
   uri: 'must be an absolute URL',
   uuid: 'must be a UUID',
 };
-
-function listSchemaFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? listSchemaFiles(path.join(dir, entry.name)) : entry.name.endsWith('.json') ? [path.join(dir, entry.name)] : [],
-  );
-}
 
 /** `/data/contacts/0/email` + `first_name` → `data.contacts[0].email.first_name` style dotted paths. */
 function fieldOf(error: ErrorObject, prefix: string): string {
@@ -28,19 +22,42 @@ function fieldOf(error: ErrorObject, prefix: string): string {
       ? (error.params as { missingProperty: string }).missingProperty
       : error.keyword === 'additionalProperties'
         ? (error.params as { additionalProperty: string }).additionalProperty
-        : undefined;
+        : error.keyword === 'unevaluatedProperties'
+          ? (error.params as { unevaluatedProperty: string }).unevaluatedProperty
+          : undefined;
   if (extra !== undefined) segments.push(extra);
   const joined = segments.reduce((acc, s) => (/^\d+$/.test(s) ? `${acc}[${s}]` : acc ? `${acc}.${s}` : s), '');
   return prefix && joined ? `${prefix}.${joined}` : prefix || joined;
 }
 
-function reasonOf(error: ErrorObject): string {
+function reasonOf(error: ErrorObject, all: ErrorObject[]): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return 'required but not provided';
     case 'additionalProperties':
+    case 'unevaluatedProperties':
       return 'is not a recognised field';
+    case 'anyOf':
+    case 'oneOf': {
+      // The alternatives' own errors come first; their expected types say what would have been accepted.
+      const types = all.filter((e) => e.keyword === 'type' && e.instancePath === error.instancePath).map((e) => String(e.params.type));
+      return types.length ? `must be of type ${[...new Set(types)].join(' or ')}` : 'does not match any accepted form';
+    }
+    case 'pattern':
+      return params.pattern === '\\S' ? 'must not be blank' : `must match the pattern ${String(params.pattern)}`;
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return `must be ${error.keyword === 'minimum' ? 'at least' : 'more than'} ${String(params.limit)}`;
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return `must be ${error.keyword === 'maximum' ? 'at most' : 'less than'} ${String(params.limit)}`;
+    case 'maxItems':
+      return `must have at most ${String(params.limit)} item(s)`;
+    case 'maxProperties':
+      return `must have at most ${String(params.limit)} field(s)`;
+    case 'uniqueItems':
+      return 'must not contain duplicates';
     case 'enum':
       return `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
     case 'format':
@@ -62,18 +79,17 @@ function reasonOf(error: ErrorObject): string {
 
 /** The ajv-based gate every request body passes: one compiled validator per schema file under schemas/. */
 export class SchemaValidator {
-  private readonly ajv: Ajv;
+  private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(schemasDir: string = SCHEMAS_DIR) {
-    this.ajv = new Ajv({ allErrors: false, strict: true, useDefaults: true, coerceTypes: false });
-    addFormats(this.ajv);
-    for (const file of listSchemaFiles(schemasDir)) {
-      const schema = JSON.parse(readFileSync(file, 'utf8')) as { $id?: string };
-      const expectedId = path.relative(schemasDir, file).split(path.sep).join('/');
-      if (schema.$id !== expectedId) throw new Error(`${file}: $id must be "${expectedId}"`);
-      this.ajv.addSchema(schema);
-    }
+    // JSON Schema 2020-12, the dialect of OpenAPI 3.1. Bodies compose shared field lists with allOf, where
+    // `required` names properties of the composed parts; strictRequired cannot see those, so it is off.
+    this.ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, allowUnionTypes: true, useDefaults: true, coerceTypes: false });
+    addFormats(this.ajv, ['email', 'uri', 'uuid']);
+    this.ajv.addFormat('date', isValidDate);
+    this.ajv.addFormat('date-time', isValidTimestamp);
+    for (const { schema } of loadSchemaFiles(schemasDir)) this.ajv.addSchema(schema);
   }
 
   has(schemaId: string): boolean {
@@ -92,9 +108,11 @@ export class SchemaValidator {
       this.compiled.set(schemaId, validateFn);
     }
     if (validateFn(value)) return value as T;
-    const error = validateFn.errors![0]!;
+    const errors = validateFn.errors!;
+    // An alternative's failure is reported through its anyOf/oneOf, which says what all alternatives accept.
+    const error = errors.find((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf') ?? errors[0]!;
     const field = fieldOf(error, fieldPrefix);
-    const reason = reasonOf(error);
+    const reason = reasonOf(error, errors);
     if (!field) throw ApiError.invalid('body', reason, `Request body ${reason}`);
     const message = error.keyword === 'required' ? `Missing required field: ${field}` : `Invalid value for ${field}: ${reason}`;
     throw ApiError.invalid(field, reason, message);

@@ -1,6 +1,7 @@
 import { v7 } from 'uuid';
 import type { Actor } from '../../src/domain/accounts/actor';
-import { ensureCustomer, ensureLocation } from '../../src/domain/business/customers-service';
+import { customers } from '../../src/domain/business/customers';
+import { locations } from '../../src/domain/business/locations';
 import { createEmployee, type NewEmployee } from '../../src/domain/people/employees-service';
 import { createProject } from '../../src/domain/work/projects-service';
 import type { Tenant, TestStack } from './stack';
@@ -10,8 +11,8 @@ export const actorOf = (tenant: Tenant): Actor => ({ companyId: tenant.companyId
 /** A customer, location and project written through the domain layer (no workflow involved). */
 export async function seedProject(stack: TestStack, tenant: Tenant, projectCode = `P-${v7().slice(-8)}`): Promise<string> {
   const actor = actorOf(tenant);
-  const customer = await ensureCustomer(stack.em(), actor, { name: 'Seed Customer' });
-  const location = await ensureLocation(stack.em(), actor, customer.id, { name: 'Seed Site', city: 'Calgary' });
+  const { record: customer } = await customers.findOrCreate(stack.em(), actor, { name: 'Seed Customer' });
+  const { record: location } = await locations.findOrCreate(stack.em(), actor, { customer_id: customer.id, name: 'Seed Site', city: 'Calgary' });
   const projectId = v7();
   await createProject(
     stack.em(),

@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/errors';
-import { SchemaValidator } from '../../src/validation/schema-validator';
+import { SchemaValidator } from '../../src/schemas/schema-validator';
 
 const validator = new SchemaValidator();
 
@@ -15,18 +15,18 @@ function errorOf(schema: string, value: unknown, prefix?: string): ApiError {
 
 describe('schema validation', () => {
   it('loads every schema under schemas/ by its path', () => {
-    for (const id of ['rest/work-order.create.json', 'inbound/envelope.json', 'inbound/employee.created.json', 'inbound/project.created.json']) {
+    for (const id of ['rest/work-orders.json#/$defs/create', 'inbound/envelope.json', 'inbound/employee.created.json', 'inbound/project.created.json']) {
       expect(validator.has(id)).toBe(true);
     }
   });
 
   it('returns a valid value unchanged', () => {
     const body = { title: 'Framing', project_id: '0193f4a0-0000-7000-8000-000000000001', priority: 'high' };
-    expect(validator.validate('rest/work-order.create.json', body)).toEqual(body);
+    expect(validator.validate('rest/work-orders.json#/$defs/create', body)).toEqual(body);
   });
 
   it('names a missing required field the way the spec shows', () => {
-    const error = errorOf('rest/work-order.create.json', { project_id: '0193f4a0-0000-7000-8000-000000000001' });
+    const error = errorOf('rest/work-orders.json#/$defs/create', { project_id: '0193f4a0-0000-7000-8000-000000000001' });
     expect(error.toBody()).toEqual({
       error: { code: 'INVALID_REQUEST', message: 'Missing required field: title', details: { field: 'title', reason: 'required but not provided' } },
     });
@@ -49,11 +49,11 @@ describe('schema validation', () => {
     ['a wrong type', { title: 7, project_id: '0193f4a0-0000-7000-8000-000000000001' }, 'title', 'must be of type string'],
     ['an empty string', { title: '', project_id: '0193f4a0-0000-7000-8000-000000000001' }, 'title', 'must not be empty'],
   ])('rejects %s', (_, body, field, reason) => {
-    expect(errorOf('rest/work-order.create.json', body).details).toEqual({ field, reason });
+    expect(errorOf('rest/work-orders.json#/$defs/create', body).details).toEqual({ field, reason });
   });
 
   it('rejects a body that is not an object', () => {
-    expect(errorOf('rest/work-order.create.json', ['x']).details).toEqual({ field: 'body', reason: 'must be of type object' });
+    expect(errorOf('rest/work-orders.json#/$defs/create', ['x']).details).toEqual({ field: 'body', reason: 'must be of type object' });
   });
 
   it('checks dates as calendar dates', () => {

@@ -1,10 +1,11 @@
-import { Entity, ManyToOne, type Opt, Property, Unique, type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, type Opt, Property, Unique, type Ref } from '@mikro-orm/core';
 import { CompanyRecord } from '../company-record';
 import { Customer } from './customer.entity';
 import { Location } from './location.entity';
 
 /** A person at a customer, identified (as the inbound contact operations do) by customer, first and last name. */
 @Entity({ tableName: 'contacts' })
+@Index({ name: 'contacts_company_created_idx', properties: ['company', 'createdAt', 'id'] })
 @Unique({
   name: 'contacts_customer_name_unique',
   expression: 'create unique index "contacts_customer_name_unique" on "contacts" ("customer_id", lower("first_name"), lower("last_name"))',

@@ -1,9 +1,10 @@
-import { Entity, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
 import { CompanyRecord } from '../company-record';
 import { Employee } from '../people/employee.entity';
 
 /** A client of the company. Inbound operations identify customers by name, case-insensitively. */
 @Entity({ tableName: 'customers' })
+@Index({ name: 'customers_company_created_idx', properties: ['company', 'createdAt', 'id'] })
 @Unique({ name: 'customers_company_name_unique', expression: 'create unique index "customers_company_name_unique" on "customers" ("company_id", lower("name"))' })
 export class Customer extends CompanyRecord {
   @Property({ type: 'text' })
@@ -26,6 +27,24 @@ export class Customer extends CompanyRecord {
 
   @Property({ type: 'text', nullable: true })
   notes: string | null = null;
+
+  @Property({ type: 'text', fieldName: 'billing_address_line_1', nullable: true })
+  billingAddressLine1: string | null = null;
+
+  @Property({ type: 'text', fieldName: 'billing_address_line_2', nullable: true })
+  billingAddressLine2: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  billingCity: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  billingProvince: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  billingPostalCode: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  billingCountry: string | null = null;
 
   @ManyToOne(() => Employee, { ref: true, nullable: true, deleteRule: 'set null' })
   accountManager: Ref<Employee> | null = null;

@@ -2,7 +2,7 @@ import type { EntityClass, FilterQuery, RequiredEntityData } from '@mikro-orm/co
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { employeeEventPayload } from '../../events/payloads/employee';
+import { employeeCreatedPayload } from '../../events/payloads/employee';
 import type { Actor } from '../accounts/actor';
 import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
 import { Department } from './department.entity';
@@ -81,7 +81,7 @@ export async function createEmployee(em: EntityManager, actor: Actor, input: New
     });
     employee.skills.set(skills);
     const skillNames = skills.map((s) => s.name).sort((a, b) => a.localeCompare(b));
-    recordEvent(tx, actor, 'employee.created', employeeEventPayload({ employee, department, role, skillNames }), eventId);
+    recordEvent(tx, actor, 'employee.created', employeeCreatedPayload({ employee, department, role, skillNames }), eventId);
     return employee;
   });
 }

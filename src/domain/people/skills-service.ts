@@ -1,11 +1,21 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Skill as SkillRecord } from '../../generated/schemas';
 import { ApiError } from '../../errors';
 import { lockNaturalKey } from '../natural-keys';
 import { findPage, type Page } from '../page';
 import { Skill } from './skill.entity';
 
-export async function listSkills(em: EntityManager, companyId: string, page: Page) {
-  return findPage(em, Skill, { company: companyId }, { name: 'asc', id: 'asc' }, page);
+export const skillRecord = (skill: Pick<Skill, 'id' | 'name' | 'createdAt'>): SkillRecord => ({
+  id: skill.id,
+  name: skill.name,
+  created_at: skill.createdAt.toISOString(),
+});
+
+/** Alphabetical, unlike other lists: the library is read as a vocabulary. */
+export async function listSkills(em: EntityManager, companyId: string, page: Page, where: FilterQuery<Skill> = {}) {
+  const { items, total } = await findPage(em, Skill, { ...(where as object), company: companyId }, { name: 'asc', id: 'asc' }, page);
+  return { items: items.map(skillRecord), total };
 }
 
 export async function addSkill(em: EntityManager, companyId: string, name: string): Promise<Skill> {

@@ -5,7 +5,7 @@ import { apiErrorFromWorkflow } from '../../temporal/failures';
 import { resultWithin } from '../../temporal/result-within';
 import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
 import type { Actor } from '../accounts/actor';
-import type { ContactDetails, CustomerDetails, LocationDetails } from '../business/customers-service';
+import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
 import type { NewProject } from './projects-service';
 
 /** Input of the projectCreation workflow: everything needed to run it again from scratch. */
@@ -13,9 +13,10 @@ export interface ProjectCreationInput {
   actor: Actor;
   eventId: string;
   projectId: string;
-  customer: CustomerDetails;
-  location: LocationDetails;
-  contacts: ContactDetails[];
+  customer: CustomerCreate;
+  /** The location under the customer (its customer_id is known only once the customer exists). */
+  location: Omit<LocationCreate, 'customer_id'>;
+  contacts: Omit<ContactCreate, 'customer_id'>[];
   project: Omit<NewProject, 'projectId' | 'customerId' | 'locationId' | 'contactIds' | 'accountManagerId' | 'internalManagerId'>;
   accountManagerEmpNumber?: string;
   internalManagerEmpNumber?: string;

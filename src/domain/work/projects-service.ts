@@ -1,3 +1,4 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
@@ -7,7 +8,8 @@ import { Contact } from '../business/contact.entity';
 import { Customer } from '../business/customer.entity';
 import { Location } from '../business/location.entity';
 import { lockNaturalKey } from '../natural-keys';
-import { findPage, type Page } from '../page';
+import type { Project as ProjectRecord } from '../../generated/schemas';
+import { findPage, idOf, type Page, type View } from '../page';
 import { Employee } from '../people/employee.entity';
 import { type ProjectDoc, Project } from './project.entity';
 
@@ -31,8 +33,27 @@ export interface NewProject {
   internalManagerId: string | null;
 }
 
-export async function listProjects(em: EntityManager, companyId: string, page: Page) {
-  return findPage(em, Project, { company: companyId }, { createdAt: 'asc', id: 'asc' }, page);
+/** The REST form of a project (rest-api.md 2.1, plus the project code and descriptive fields). */
+export function projectRecord(project: View<Project>): ProjectRecord {
+  return {
+    id: project.id,
+    project_code: project.projectCode,
+    name: project.name,
+    description: project.description,
+    status: project.status,
+    priority: project.priority,
+    customer_id: idOf(project.customer)!,
+    location_id: idOf(project.location)!,
+    start_date: project.startDate,
+    end_date: project.endDate,
+    created_at: project.createdAt.toISOString(),
+    updated_at: project.updatedAt.toISOString(),
+  };
+}
+
+export async function listProjects(em: EntityManager, companyId: string, page: Page, where: FilterQuery<Project> = {}) {
+  const { items, total } = await findPage(em, Project, { ...(where as object), company: companyId }, { createdAt: 'asc', id: 'asc' }, page);
+  return { items: items.map(projectRecord), total };
 }
 
 export async function assertProjectCodeAvailable(em: EntityManager, companyId: string, projectCode: string): Promise<void> {

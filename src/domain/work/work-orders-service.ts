@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
+import type { WorkOrderCreate, WorkOrder as WorkOrderRecord } from '../../generated/schemas';
 import { recordEvent } from '../../events/outbox';
 import { workOrderCreatedPayload } from '../../events/payloads/work';
 import type { Actor } from '../accounts/actor';
@@ -7,13 +8,21 @@ import { Employee } from '../people/employee.entity';
 import { Project } from './project.entity';
 import { WorkOrder } from './work-order.entity';
 
-export interface NewWorkOrder {
-  title: string;
-  projectId: string;
-  assigneeIds: string[];
-  scheduledStart: Date | null;
-  scheduledEnd: Date | null;
-  priority?: string;
+/** The REST form of a work order (the create body's fields plus what the service assigns); assignees loaded. */
+export function workOrderRecord(workOrder: WorkOrder): WorkOrderRecord {
+  return {
+    id: workOrder.id,
+    work_order_number: workOrder.workOrderNumber,
+    title: workOrder.title,
+    project_id: workOrder.project.id,
+    assigned_to: workOrder.assignees.getItems().map((e) => e.id),
+    scheduled_start: workOrder.scheduledStart?.toISOString() ?? null,
+    scheduled_end: workOrder.scheduledEnd?.toISOString() ?? null,
+    priority: workOrder.priority,
+    status: workOrder.status,
+    created_at: workOrder.createdAt.toISOString(),
+    updated_at: workOrder.updatedAt.toISOString(),
+  };
 }
 
 /** Next per-company number (WO-000001, …), taken under the company row's lock so numbers never repeat. */
@@ -25,7 +34,15 @@ async function nextWorkOrderNumber(em: EntityManager, companyId: string): Promis
   return `WO-${String(row!.work_order_sequence).padStart(6, '0')}`;
 }
 
-export async function createWorkOrder(em: EntityManager, actor: Actor, input: NewWorkOrder): Promise<WorkOrder> {
+export async function createWorkOrder(em: EntityManager, actor: Actor, body: WorkOrderCreate): Promise<WorkOrderRecord> {
+  const input = {
+    title: body.title,
+    projectId: body.project_id,
+    assigneeIds: body.assigned_to ?? [],
+    scheduledStart: body.scheduled_start ? new Date(body.scheduled_start) : null,
+    scheduledEnd: body.scheduled_end ? new Date(body.scheduled_end) : null,
+    priority: body.priority,
+  };
   if (input.scheduledStart && input.scheduledEnd && input.scheduledEnd < input.scheduledStart) {
     throw ApiError.invalid('scheduled_end', 'must not be before scheduled_start');
   }
@@ -59,12 +76,12 @@ export async function createWorkOrder(em: EntityManager, actor: Actor, input: Ne
         actor.apiKeyId,
       ),
     );
-    return workOrder;
+    return workOrderRecord(workOrder);
   });
 }
 
-export async function getWorkOrder(em: EntityManager, companyId: string, id: string): Promise<WorkOrder> {
+export async function getWorkOrder(em: EntityManager, companyId: string, id: string): Promise<WorkOrderRecord> {
   const workOrder = await em.findOne(WorkOrder, { id, company: companyId }, { populate: ['assignees'] });
   if (!workOrder) throw ApiError.notFound('Work order');
-  return workOrder;
+  return workOrderRecord(workOrder);
 }

@@ -1,8 +1,7 @@
 import type { Department } from '../../domain/people/department.entity';
 import type { Employee } from '../../domain/people/employee.entity';
 import type { Role } from '../../domain/people/role.entity';
-import type { EventPayload } from '../catalog';
-import { iso } from './format';
+import type { EventPayload } from '../registry';
 
 export interface EmployeeSnapshot {
   employee: Employee;
@@ -11,8 +10,8 @@ export interface EmployeeSnapshot {
   skillNames: string[];
 }
 
-/** employee.created / employee.updated (6.1 and 6.2 list the same fields apart from the role flags). */
-export function employeeEventPayload({ employee, department, role, skillNames }: EmployeeSnapshot): EventPayload {
+/** employee.created (6.1 and 6.2 list the same fields apart from the role flags). */
+export function employeeCreatedPayload({ employee, department, role, skillNames }: EmployeeSnapshot): EventPayload<'employee.created'> {
   const common = {
     id: employee.id,
     emp_number: employee.empNumber,
@@ -28,14 +27,14 @@ export function employeeEventPayload({ employee, department, role, skillNames }:
     emergency_contact_phone: employee.emergencyContactPhone,
   };
   return {
-    data: {
+    a: {
       ...common,
       is_project_owner: employee.employeeType === 'project_owner',
       is_site_lead: employee.employeeType === 'site_lead',
       is_site_worker: employee.employeeType === 'site_worker',
-      created_at: iso(employee.createdAt),
-      updated_at: iso(employee.updatedAt),
+      created_at: employee.createdAt.toISOString(),
+      updated_at: employee.updatedAt.toISOString(),
     },
-    catalogData: common,
+    b: common,
   };
 }

@@ -4,8 +4,8 @@ import type { Location } from '../../domain/business/location.entity';
 import type { Employee } from '../../domain/people/employee.entity';
 import type { Project } from '../../domain/work/project.entity';
 import type { WorkOrder } from '../../domain/work/work-order.entity';
-import type { EventPayload } from '../catalog';
-import { dateAndTime, iso, joinAddress } from './format';
+import type { EventPayload } from '../registry';
+import { dateAndTime, joinAddress } from './format';
 
 export interface ProjectSnapshot {
   project: Project;
@@ -18,10 +18,10 @@ export interface ProjectSnapshot {
 const siteAddress = (location: Location) =>
   joinAddress(location.addressLine1, location.addressLine2, location.city, location.province, location.postalCode, location.country);
 
-export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: string): EventPayload {
+export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: string): EventPayload<'project.created'> {
   const { project, customer, location, contacts, owners } = snapshot;
   return {
-    data: {
+    a: {
       id: project.id,
       project_name: project.name,
       project_code: project.projectCode,
@@ -49,10 +49,10 @@ export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: stri
         role: c.title,
       })),
       project_owners: owners.map((e) => ({ id: e.id, name: e.name, email: e.email, emp_number: e.empNumber })),
-      created_at: iso(project.createdAt),
+      created_at: project.createdAt.toISOString(),
       created_by: createdBy,
     },
-    catalogData: {
+    b: {
       id: project.id,
       projectNumber: project.projectCode,
       name: project.name,
@@ -73,13 +73,13 @@ export interface WorkOrderSnapshot {
   assignees: Employee[];
 }
 
-export function workOrderCreatedPayload(snapshot: WorkOrderSnapshot, createdBy: string): EventPayload {
+export function workOrderCreatedPayload(snapshot: WorkOrderSnapshot, createdBy: string): EventPayload<'work_order.created'> {
   const { workOrder, project, customer, location, assignees } = snapshot;
   const start = dateAndTime(workOrder.scheduledStart);
   const end = dateAndTime(workOrder.scheduledEnd);
   const siteLead = assignees.find((e) => e.employeeType === 'site_lead') ?? null;
   return {
-    data: {
+    a: {
       id: workOrder.id,
       work_order_number: workOrder.workOrderNumber,
       phase_name: workOrder.title,
@@ -120,10 +120,10 @@ export function workOrderCreatedPayload(snapshot: WorkOrderSnapshot, createdBy: 
       specialty_materials: [],
       scheduler_notes: null,
       custom_fields: {},
-      created_at: iso(workOrder.createdAt),
+      created_at: workOrder.createdAt.toISOString(),
       created_by: createdBy,
     },
-    catalogData: {
+    b: {
       id: workOrder.id,
       workOrderNumber: workOrder.workOrderNumber,
       title: workOrder.title,

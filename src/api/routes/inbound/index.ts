@@ -34,8 +34,8 @@ function inEnvelope(error: unknown): unknown {
 export function inboundRoutes(deps: AppDeps): Router<AppState> {
   const { validator, secretBox, config } = deps;
   const operations = new Map(INBOUND_OPERATIONS.map((op) => [op.eventType, op]));
-  for (const eventType of operations.keys()) {
-    if (!validator.has(`inbound/${eventType}.json`)) throw new Error(`No schema schemas/inbound/${eventType}.json`);
+  for (const operation of operations.values()) {
+    if (!validator.has(operation.schema)) throw new Error(`${operation.eventType}: no schema ${operation.schema}`);
   }
 
   const router = new Router<AppState>();
@@ -69,7 +69,7 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
       if (!operation) {
         throw ApiError.invalid('event_type', `is not supported; supported: ${[...operations.keys()].join(', ')}`);
       }
-      const data = validator.validate<never>(`inbound/${operation.eventType}.json`, envelope.data ?? {}, 'data');
+      const data = validator.validate<never>(operation.schema, envelope.data ?? {}, 'data');
       const eventId = uuidv7();
       const outcome = await operation
         .handle({ data, actor: actorOf(principal), eventId, source, em: ctx.state.em, deps, log: ctx.state.log })

@@ -26,11 +26,15 @@ export interface InboundOutcome {
 }
 
 /**
- * One inbound `event_type`. Its data is validated against schemas/inbound/<eventType>.json before `handle`
- * runs; errors a handler throws name fields relative to `data`.
+ * One inbound `event_type`. Its data is validated against `schema` before `handle` runs; errors a handler
+ * throws name fields relative to `data`.
  */
 export interface InboundOperation<Data = never> {
   eventType: string;
+  /** The schema of `data`: a file (`inbound/employee.created.json`) or a `$defs` entry of a family's file. */
+  schema: string;
+  /** One line for the API reference. */
+  summary: string;
   handle(request: InboundRequest<Data>): Promise<InboundOutcome>;
 }
 

@@ -1,20 +1,19 @@
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context';
-import { projectsRoutes } from './projects';
-import { skillsRoutes } from './skills';
-import { webhookDeliveriesRoutes } from './webhook-deliveries';
-import { webhookEndpointsRoutes } from './webhook-endpoints';
-import { workOrdersRoutes } from './work-orders';
+import { RESOURCES } from '../../resources';
+import { resourceRoutes } from '../../resources/resource';
+import { mountRoute, type RouteSpec } from '../route-spec';
+import { webhookDeliveryRoutes } from './webhook-deliveries';
+import { webhookEndpointRoutes } from './webhook-endpoints';
 
-/** Every REST resource; a new one is a `<resource>.ts` exporting its routes, added to this list. */
-const RESOURCES = [projectsRoutes, workOrdersRoutes, skillsRoutes, webhookEndpointsRoutes, webhookDeliveriesRoutes];
+/** Every REST route, relative to /api/v1: the collections' generic and own routes, then webhook management. */
+export function restRouteSpecs(deps: AppDeps): RouteSpec[] {
+  return [...RESOURCES.flatMap((resource) => resourceRoutes(resource, deps)), ...webhookEndpointRoutes(deps), ...webhookDeliveryRoutes(deps)];
+}
 
-/** Every REST route, under the version prefix of rest-api.md §9. */
-export function restRoutes(deps: AppDeps): Router<AppState> {
+/** The REST router, under the version prefix of rest-api.md §9. */
+export function restRoutes(deps: AppDeps, specs: RouteSpec[] = restRouteSpecs(deps)): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
-  for (const resource of RESOURCES) {
-    const routes = resource(deps);
-    router.use(routes.routes(), routes.allowedMethods({ throw: true }));
-  }
+  for (const spec of specs) mountRoute(router, spec, deps.validator);
   return router;
 }

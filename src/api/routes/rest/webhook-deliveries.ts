@@ -1,18 +1,19 @@
-import Router from '@koa/router';
 import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
+import { idOf, type View } from '../../../domain/page';
 import type { DeliveryAttempt } from '../../../domain/webhooks/delivery-attempt.entity';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../../domain/webhooks/deliveries-service';
 import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
-import { ApiError } from '../../../errors';
 import { iso } from '../../../events/payloads/format';
-import { idOf, type View } from '../../../domain/page';
-import type { AppDeps, AppState } from '../../context';
-import { requireScope } from '../../middleware/authenticate';
-import { listBody, parsePage } from '../../pagination';
-import { recordId } from '../../record-id';
+import type { DeliveryAttempt as AttemptRecord, WebhookAlert as AlertRecord, WebhookDelivery as DeliveryRecord, WebhookDeliveryRetry } from '../../../generated/schemas';
+import type { AppDeps } from '../../context';
+import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
+import { byId, byValue } from '../../resources/filters';
+import type { RouteSpec } from '../route-spec';
 
-export function attemptJson(attempt: DeliveryAttempt) {
+const SCHEMA = 'rest/webhook-deliveries.json#/$defs';
+
+export function attemptJson(attempt: DeliveryAttempt): AttemptRecord {
   return {
     attempt_number: attempt.attemptNumber,
     trigger: attempt.trigger,
@@ -27,7 +28,7 @@ export function attemptJson(attempt: DeliveryAttempt) {
 }
 
 /** A delivery as the API shows it: what was sent, where, and how it went; its attempts when given. */
-export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: DeliveryAttempt[]) {
+export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: DeliveryAttempt[]): DeliveryRecord {
   return {
     id: delivery.id,
     endpoint_id: idOf(delivery.endpoint),
@@ -43,12 +44,12 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
     delivered_at: iso(delivery.deliveredAt),
     failed_at: iso(delivery.failedAt),
     created_at: delivery.createdAt.toISOString(),
-    payload: JSON.parse(delivery.payload) as unknown,
+    payload: JSON.parse(delivery.payload) as Record<string, unknown>,
     ...(attempts ? { attempts: attempts.map(attemptJson) } : {}),
   };
 }
 
-function alertJson(alert: View<WebhookAlert>) {
+function alertJson(alert: View<WebhookAlert>): AlertRecord {
   return {
     id: alert.id,
     delivery_id: idOf(alert.delivery),
@@ -59,56 +60,90 @@ function alertJson(alert: View<WebhookAlert>) {
   };
 }
 
-function deliveryFilters(query: Record<string, string | string[] | undefined>) {
-  const one = (name: string) => {
-    const value = query[name];
-    if (Array.isArray(value)) throw ApiError.invalid(name, 'must be given once');
-    return value || undefined;
-  };
-  const endpointId = one('endpoint_id');
-  if (endpointId !== undefined && !/^[0-9a-f-]{36}$/i.test(endpointId)) throw ApiError.invalid('endpoint_id', 'must be a UUID');
-  const status = one('status');
-  if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-    throw ApiError.invalid('status', `must be one of: ${DELIVERY_STATUSES.join(', ')}`);
-  }
-  return { endpointId, status: status as DeliveryStatus | undefined, eventType: one('event_type') };
-}
+const endpointFilter = byId('endpoint_id', 'endpoint', 'Deliveries to this endpoint.');
+const statusFilter = byValue('status', 'status', DELIVERY_STATUSES, 'Deliveries in this status.');
+const eventTypeParam = {
+  name: 'event_type',
+  description: 'Deliveries of this event type (as sent in X-Webhook-Event).',
+  schema: { type: 'string', minLength: 1, maxLength: 100 },
+  parse: (raw: string) => raw,
+};
 
 /** Delivery logs, re-runs and alerts of outbound webhooks (scope webhooks:manage). */
-export function webhookDeliveriesRoutes({ validator, temporal, config }: AppDeps): Router<AppState> {
-  const router = new Router<AppState>();
-  const manage = requireScope(WEBHOOKS_MANAGE_SCOPE);
-
-  router.get('/webhook-deliveries', manage, async (ctx) => {
-    const page = parsePage(ctx.query);
-    const { items, total } = await listDeliveries(ctx.state.em, ctx.state.principal.companyId, page, deliveryFilters(ctx.query));
-    ctx.body = listBody(items.map((d) => deliveryJson(d)), total, page);
-  });
-
-  router.get('/webhook-deliveries/:id', manage, async (ctx) => {
-    const delivery = await getDelivery(ctx.state.em, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook delivery'));
-    ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
-  });
-
-  router.get('/webhook-deliveries/:id/attempts', manage, async (ctx) => {
-    const delivery = await getDelivery(ctx.state.em, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook delivery'));
-    const attempts = await listAttempts(ctx.state.em, delivery);
-    ctx.body = { data: attempts.map(attemptJson) };
-  });
-
-  /** Re-runs a failed delivery (or brings a retrying one's next attempt forward), keeping its X-Webhook-ID. */
-  router.post('/webhook-deliveries/:id/retry', manage, async (ctx) => {
-    const body = validator.validate<{ reason?: string }>('rest/webhook-delivery.retry.json', ctx.request.body ?? {});
-    const delivery = await rerunDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook delivery'), body.reason);
-    ctx.status = 202;
-    ctx.body = deliveryJson(delivery);
-  });
-
-  router.get('/webhook-alerts', manage, async (ctx) => {
-    const page = parsePage(ctx.query);
-    const { items, total } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page);
-    ctx.body = listBody(items.map(alertJson), total, page);
-  });
-
-  return router;
+export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[] {
+  const common = { tag: 'webhook-deliveries', scope: WEBHOOKS_MANAGE_SCOPE, record: 'Webhook delivery' };
+  return [
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-deliveries',
+      summary: 'List deliveries',
+      description: 'The delivery log, newest first.',
+      query: [...PAGE_PARAMS, endpointFilter.param, statusFilter.param, eventTypeParam],
+      responses: { 200: { description: 'A page of deliveries', listOf: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const { query } = ctx.state;
+        const page = pageOf(query);
+        const filters = {
+          endpointId: query.endpoint_id as string | undefined,
+          status: query.status as DeliveryStatus | undefined,
+          eventType: query.event_type as string | undefined,
+        };
+        const { items, total } = await listDeliveries(ctx.state.em, ctx.state.principal.companyId, page, filters);
+        ctx.body = listBody(items.map((d) => deliveryJson(d)), total, page);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-deliveries/{id}',
+      summary: 'Get a delivery with its attempts',
+      responses: { 200: { description: 'The delivery', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const delivery = await getDelivery(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-deliveries/{id}/attempts',
+      summary: "List a delivery's attempts",
+      responses: { 200: { description: 'Every attempt, first to last', dataOf: `${SCHEMA}/attempt` } },
+      async handler(ctx) {
+        const delivery = await getDelivery(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.body = { data: (await listAttempts(ctx.state.em, delivery)).map(attemptJson) };
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-deliveries/{id}/retry',
+      summary: 'Re-run a delivery',
+      description: "Re-runs a failed delivery (or brings a retrying one's next attempt forward), keeping its X-Webhook-ID.",
+      body: { schema: `${SCHEMA}/retry`, optional: true },
+      responses: { 202: { description: 'The re-run is under way', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const { reason } = ctx.request.body as WebhookDeliveryRetry;
+        const delivery = await rerunDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!, reason);
+        ctx.status = 202;
+        ctx.body = deliveryJson(delivery);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-alerts',
+      tag: 'webhook-deliveries',
+      summary: 'List alerts',
+      description: 'Deliveries that used up their attempts, newest first.',
+      query: [...PAGE_PARAMS],
+      responses: { 200: { description: 'A page of alerts', listOf: `${SCHEMA}/alert` } },
+      async handler(ctx) {
+        const page = pageOf(ctx.state.query);
+        const { items, total } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page);
+        ctx.body = listBody(items.map(alertJson), total, page);
+      },
+    },
+  ];
 }

@@ -1,6 +1,6 @@
-import Router from '@koa/router';
 import { actorOf } from '../../../domain/accounts/actor';
 import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
+import { idOf, type View } from '../../../domain/page';
 import { listAttempts, sendTestDelivery } from '../../../domain/webhooks/deliveries-service';
 import {
   deleteEndpoint,
@@ -10,25 +10,17 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from '../../../domain/webhooks/endpoints-service';
-import type { EndpointStatus, PayloadShape, WebhookEndpoint } from '../../../domain/webhooks/webhook-endpoint.entity';
-import { idOf, type View } from '../../../domain/page';
-import type { AppDeps, AppState } from '../../context';
-import { requireScope } from '../../middleware/authenticate';
-import { listBody, parsePage } from '../../pagination';
-import { recordId } from '../../record-id';
+import type { WebhookEndpoint } from '../../../domain/webhooks/webhook-endpoint.entity';
+import type { WebhookEndpointCreate, WebhookEndpoint as WebhookEndpointRecord, WebhookEndpointUpdate } from '../../../generated/schemas';
+import type { AppDeps } from '../../context';
+import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
+import type { RouteSpec } from '../route-spec';
 import { deliveryJson } from './webhook-deliveries';
 
-interface EndpointBody {
-  url?: string;
-  event_types?: string[];
-  payload_shape?: PayloadShape;
-  description?: string | null;
-  api_key_id?: string | null;
-  status?: EndpointStatus;
-}
+const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
 /** The endpoint as the API shows it; the secret only when it was just issued. */
-export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string) {
+export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): WebhookEndpointRecord {
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -44,70 +36,115 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string) {
 }
 
 /** Subscriber endpoints of outbound webhooks (scope webhooks:manage). */
-export function webhookEndpointsRoutes({ validator, secretBox, temporal, config }: AppDeps): Router<AppState> {
-  const router = new Router<AppState>();
+export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps): RouteSpec[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
-  const manage = requireScope(WEBHOOKS_MANAGE_SCOPE);
-
-  router.post('/webhook-endpoints', manage, async (ctx) => {
-    const body = validator.validate<EndpointBody & { url: string; event_types: string[] }>('rest/webhook-endpoint.create.json', ctx.request.body);
-    const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, actorOf(ctx.state.principal), {
-      url: body.url,
-      eventTypes: body.event_types,
-      payloadShape: body.payload_shape ?? 'A',
-      description: body.description ?? null,
-      apiKeyId: body.api_key_id,
-    });
-    ctx.status = 201;
-    ctx.set('Location', `${ctx.path}/${endpoint.id}`);
-    ctx.body = endpointJson(endpoint, secret);
-  });
-
-  router.get('/webhook-endpoints', manage, async (ctx) => {
-    const page = parsePage(ctx.query);
-    const { items, total } = await listEndpoints(ctx.state.em, ctx.state.principal.companyId, page);
-    ctx.body = listBody(items.map((e) => endpointJson(e)), total, page);
-  });
-
-  router.get('/webhook-endpoints/:id', manage, async (ctx) => {
-    ctx.body = endpointJson(await getEndpoint(ctx.state.em, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook endpoint')));
-  });
-
-  router.put('/webhook-endpoints/:id', manage, async (ctx) => {
-    const body = validator.validate<EndpointBody>('rest/webhook-endpoint.update.json', ctx.request.body);
-    const endpoint = await updateEndpoint(ctx.state.em, policy, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook endpoint'), {
-      url: body.url,
-      eventTypes: body.event_types,
-      payloadShape: body.payload_shape,
-      description: body.description,
-      apiKeyId: body.api_key_id,
-      status: body.status,
-    });
-    ctx.body = endpointJson(endpoint);
-  });
-
-  router.delete('/webhook-endpoints/:id', manage, async (ctx) => {
-    await deleteEndpoint(ctx.state.em, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook endpoint'));
-    ctx.status = 204;
-  });
-
-  router.post('/webhook-endpoints/:id/rotate-secret', manage, async (ctx) => {
-    const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, recordId(ctx.params.id, 'Webhook endpoint'));
-    ctx.body = endpointJson(endpoint, secret);
-  });
-
-  /** Sends a webhook.test delivery now and answers with its outcome (202 if the attempt is still going). */
-  router.post('/webhook-endpoints/:id/test', manage, async (ctx) => {
-    const { delivery, completed } = await sendTestDelivery(
-      ctx.state.em,
-      temporal,
-      config,
-      ctx.state.principal.companyId,
-      recordId(ctx.params.id, 'Webhook endpoint'),
-    );
-    ctx.status = completed ? 200 : 202;
-    ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
-  });
-
-  return router;
+  const common = { tag: 'webhook-endpoints', scope: WEBHOOKS_MANAGE_SCOPE, record: 'Webhook endpoint' };
+  return [
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints',
+      summary: 'Register an endpoint',
+      description: 'Only public https URLs. The response carries the signing secret, once.',
+      body: { schema: `${SCHEMA}/create` },
+      responses: { 201: { description: 'The endpoint, with its secret', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const body = ctx.request.body as WebhookEndpointCreate;
+        const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, actorOf(ctx.state.principal), {
+          url: body.url,
+          eventTypes: body.event_types,
+          payloadShape: body.payload_shape ?? 'A',
+          description: body.description ?? null,
+          apiKeyId: body.api_key_id,
+        });
+        ctx.status = 201;
+        ctx.set('Location', `${ctx.path}/${endpoint.id}`);
+        ctx.body = endpointJson(endpoint, secret);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-endpoints',
+      summary: 'List endpoints',
+      query: [...PAGE_PARAMS],
+      responses: { 200: { description: 'A page of endpoints', listOf: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const page = pageOf(ctx.state.query);
+        const { items, total } = await listEndpoints(ctx.state.em, ctx.state.principal.companyId, page);
+        ctx.body = listBody(items.map((e) => endpointJson(e)), total, page);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-endpoints/{id}',
+      summary: 'Get an endpoint',
+      responses: { 200: { description: 'The endpoint', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        ctx.body = endpointJson(await getEndpoint(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!));
+      },
+    },
+    {
+      ...common,
+      method: 'PUT',
+      path: '/webhook-endpoints/{id}',
+      summary: 'Update an endpoint',
+      description: 'A partial update; a new URL is checked like a registration.',
+      body: { schema: `${SCHEMA}/update` },
+      responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const body = ctx.request.body as WebhookEndpointUpdate;
+        const endpoint = await updateEndpoint(ctx.state.em, policy, ctx.state.principal.companyId, ctx.params.id!, {
+          url: body.url,
+          eventTypes: body.event_types,
+          payloadShape: body.payload_shape,
+          description: body.description,
+          apiKeyId: body.api_key_id,
+          status: body.status,
+        });
+        ctx.body = endpointJson(endpoint);
+      },
+    },
+    {
+      ...common,
+      method: 'DELETE',
+      path: '/webhook-endpoints/{id}',
+      summary: 'Delete an endpoint',
+      description: 'It gets no new deliveries; its delivery log is kept.',
+      responses: { 204: { description: 'Deleted' } },
+      async handler(ctx) {
+        await deleteEndpoint(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.status = 204;
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/rotate-secret',
+      summary: "Rotate an endpoint's signing secret",
+      description: 'Deliveries from now on are signed with the new secret, returned here once.',
+      responses: { 200: { description: 'The endpoint, with its new secret', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.body = endpointJson(endpoint, secret);
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/test',
+      summary: 'Send a test delivery',
+      description: 'A webhook.test delivery now; answers with its outcome (202 when the attempt is still going).',
+      responses: {
+        200: { description: 'The test delivery and its attempt', schema: 'rest/webhook-deliveries.json#/$defs/record' },
+        202: { description: 'The test delivery, still being attempted', schema: 'rest/webhook-deliveries.json#/$defs/record' },
+      },
+      async handler(ctx) {
+        const { delivery, completed } = await sendTestDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.status = completed ? 200 : 202;
+        ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
+      },
+    },
+  ];
 }

@@ -1,25 +1,11 @@
-import type { EmployeeType } from '../../../../domain/people/employee.entity';
 import { createEmployee } from '../../../../domain/people/employees-service';
+import type { EmployeeCreatedInput } from '../../../../generated/schemas';
 import { defineOperation } from '../operation';
 
-/** webhooks.md 2.4 (schemas/inbound/employee.created.json). */
-interface EmployeeCreatedData {
-  emp_number: string;
-  name: string;
-  email: string;
-  employee_type: EmployeeType;
-  phone?: string;
-  department_name?: string;
-  role_name?: string;
-  employee_skills?: string[];
-  start_date?: string;
-  emergency_contact_name?: string;
-  emergency_contact_phone?: string;
-  emergency_contact_relationship?: string;
-}
-
-export const employeeCreated = defineOperation<EmployeeCreatedData>({
+export const employeeCreated = defineOperation<EmployeeCreatedInput>({
   eventType: 'employee.created',
+  schema: 'inbound/employee.created.json',
+  summary: 'Creates an employee; department and role are created when missing, every skill must be in the skill library.',
   async handle({ data, actor, em, eventId }) {
     const employee = await createEmployee(
       em,

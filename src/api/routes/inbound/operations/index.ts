@@ -1,10 +1,23 @@
 import type { InboundOperation } from '../operation';
+import { contactOperations } from './contact';
+import { customerOperations } from './customer';
 import { employeeCreated } from './employee-created';
+import { locationOperations } from './location';
 import { projectCreated } from './project-created';
 import { testConnection } from './test-connection';
+import { vendorOperations } from './vendor';
 
 /**
- * Every inbound event_type. A new operation is a schema (schemas/inbound/<event_type>.json) and a handler
- * file here, added to this list.
+ * Every inbound event_type. A record family (`<record>.created/updated/deleted` by natural key) is one
+ * crudOperations definition; a multi-step or special operation is a handler file of its own. Each names its
+ * data schema in schemas/inbound/.
  */
-export const INBOUND_OPERATIONS: InboundOperation<never>[] = [testConnection, employeeCreated, projectCreated] as InboundOperation<never>[];
+export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
+  testConnection,
+  employeeCreated,
+  projectCreated,
+  ...customerOperations,
+  ...locationOperations,
+  ...contactOperations,
+  ...vendorOperations,
+] as InboundOperation<never>[];

@@ -1,56 +1,14 @@
 import { v7 as uuidv7 } from 'uuid';
 import { runProjectCreation } from '../../../../domain/work/project-creation';
-import type { ProjectDoc } from '../../../../domain/work/project.entity';
 import { assertProjectCodeAvailable } from '../../../../domain/work/projects-service';
+import type { ProjectCreatedInput } from '../../../../generated/schemas';
 import { defineOperation } from '../operation';
 
-interface ContactData {
-  first_name: string;
-  last_name: string;
-  title?: string;
-  email?: string;
-  phone?: string;
-  mobile?: string;
-  notes?: string;
-  is_primary?: boolean;
-  contact_tags?: string[];
-}
-
-/** webhooks.md 2.3 (schemas/inbound/project.created.json). */
-interface ProjectCreatedData {
-  project_code: string;
-  project_name: string;
-  customer_name: string;
-  location_name: string;
-  description?: string;
-  customer_type?: string;
-  customer_email?: string;
-  customer_phone?: string;
-  customer_website?: string;
-  customer_status?: string;
-  customer_notes?: string;
-  location_address_line_1?: string;
-  location_address_line_2?: string;
-  location_city?: string;
-  location_province?: string;
-  location_postal_code?: string;
-  location_country?: string;
-  location_notes?: string;
-  contacts?: ContactData[];
-  account_manager_emp_number?: string;
-  internal_manager_emp_number?: string;
-  priority?: string;
-  color_index?: number;
-  equipment?: string[];
-  custom_fields?: Record<string, string>;
-  docs?: ProjectDoc[];
-  start_date?: string;
-  end_date?: string;
-}
-
 /** A multi-step operation: runs as the projectCreation workflow (customer → location → contacts → project). */
-export const projectCreated = defineOperation<ProjectCreatedData>({
+export const projectCreated = defineOperation<ProjectCreatedInput>({
   eventType: 'project.created',
+  schema: 'inbound/project.created.json',
+  summary: 'Creates a project with its customer, location and contacts (a workflow; a resend never duplicates anything).',
   async handle({ data, actor, eventId, em, deps }) {
     // A resend of a finished creation is answered here without starting a workflow.
     await assertProjectCodeAvailable(em, actor.companyId, data.project_code);
@@ -72,25 +30,15 @@ export const projectCreated = defineOperation<ProjectCreatedData>({
         },
         location: {
           name: data.location_name,
-          addressLine1: data.location_address_line_1,
-          addressLine2: data.location_address_line_2,
+          address_line_1: data.location_address_line_1,
+          address_line_2: data.location_address_line_2,
           city: data.location_city,
           province: data.location_province,
-          postalCode: data.location_postal_code,
+          postal_code: data.location_postal_code,
           country: data.location_country,
           notes: data.location_notes,
         },
-        contacts: (data.contacts ?? []).map((c) => ({
-          firstName: c.first_name,
-          lastName: c.last_name,
-          title: c.title,
-          email: c.email,
-          phone: c.phone,
-          mobile: c.mobile,
-          notes: c.notes,
-          isPrimary: c.is_primary,
-          tags: c.contact_tags,
-        })),
+        contacts: data.contacts ?? [],
         project: {
           projectCode: data.project_code,
           name: data.project_name,

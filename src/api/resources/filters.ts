@@ -1,0 +1,82 @@
+import { ApiError } from '../../errors';
+import type { JsonSchema } from '../../schemas/schema-files';
+import type { QueryParam } from '../routes/route-spec';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A list filter: a query parameter and the condition its value puts on the entity's properties. */
+export interface Filter {
+  param: QueryParam;
+  where(value: unknown): Record<string, unknown>;
+}
+
+function filter(name: string, description: string, schema: JsonSchema, parse: (raw: string) => unknown, where: (value: unknown) => Record<string, unknown>): Filter {
+  return { param: { name, description, schema, parse }, where };
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** `?customer_id=<uuid>`: records of that related record (a malformed id is a 400). */
+export const byId = (name: string, relation: string, description: string): Filter =>
+  filter(
+    name,
+    description,
+    { type: 'string', format: 'uuid' },
+    (raw) => {
+      if (!UUID.test(raw)) throw ApiError.invalid(name, 'must be a UUID');
+      return raw.toLowerCase();
+    },
+    (id) => ({ [relation]: id }),
+  );
+
+/** `?name=acme`: equal text, ignoring case (the way natural keys compare). */
+export const byText = (name: string, property: string, description: string): Filter =>
+  filter(
+    name,
+    description,
+    { type: 'string', minLength: 1, maxLength: 200 },
+    (raw) => {
+      if (raw.length < 1 || raw.length > 200) throw ApiError.invalid(name, 'must be 1 to 200 characters');
+      return raw;
+    },
+    (text) => ({ [property]: { $ilike: escapeLike(text as string) } }),
+  );
+
+/** `?type=supplier`: one of a fixed set of values. */
+export const byValue = (name: string, property: string, values: readonly string[], description: string): Filter =>
+  filter(
+    name,
+    description,
+    { enum: [...values] },
+    (raw) => {
+      if (!values.includes(raw)) throw ApiError.invalid(name, `must be one of: ${values.join(', ')}`);
+      return raw;
+    },
+    (value) => ({ [property]: value }),
+  );
+
+/** `?is_primary=true`. */
+export const byFlag = (name: string, property: string, description: string): Filter =>
+  filter(
+    name,
+    description,
+    { type: 'boolean' },
+    (raw) => {
+      if (raw !== 'true' && raw !== 'false') throw ApiError.invalid(name, 'must be true or false');
+      return raw === 'true';
+    },
+    (value) => ({ [property]: value }),
+  );
+
+/** `?region=west`: records whose list property contains the value (exactly). */
+export const byMember = (name: string, property: string, description: string): Filter =>
+  filter(
+    name,
+    description,
+    { type: 'string', minLength: 1, maxLength: 200 },
+    (raw) => {
+      if (raw.length < 1 || raw.length > 200) throw ApiError.invalid(name, 'must be 1 to 200 characters');
+      return raw;
+    },
+    (value) => ({ [property]: { $contains: [value] } }),
+  );

@@ -1,0 +1,43 @@
+import type { LocationCreate, Location as LocationRecord, LocationUpdate } from '../../generated/schemas';
+import { locationCreatedData, locationDeletedData, locationUpdatedData } from '../../events/payloads/business';
+import { ApiError } from '../../errors';
+import { RecordService } from '../records/record-service';
+import { coordinatesField } from '../records/wire-mapping';
+import { Project } from '../work/project.entity';
+import { Customer } from './customer.entity';
+import { Location } from './location.entity';
+
+/** Sites of a customer. Deleting one that projects are at is refused (409); contacts there are unlinked. */
+export const locations = new RecordService<Location, LocationRecord, LocationCreate, LocationUpdate>({
+  entity: Location,
+  label: 'Location',
+  wire: {
+    customer_id: { relation: 'customer', target: Customer, label: 'a customer' },
+    name: 'name',
+    address_line_1: 'addressLine1',
+    address_line_2: 'addressLine2',
+    city: 'city',
+    province: 'province',
+    postal_code: 'postalCode',
+    country: 'country',
+    phone: 'phone',
+    notes: 'notes',
+    coordinates: coordinatesField(),
+  },
+  naturalKey: { scope: 'customer', fields: ['name'], describe: (l) => `The customer already has a location named "${l.name}"` },
+  populate: ['customer'],
+  events: {
+    created: (location, ctx) => ({ key: 'location.created', payload: { a: locationCreatedData(location, ctx) } }),
+    updated: (location, _change, ctx) => ({ key: 'location.updated', payload: { a: locationUpdatedData(location, ctx) } }),
+    deleted: (location, ctx) => ({ key: 'location.deleted', payload: { a: locationDeletedData(location, ctx) } }),
+  },
+  async beforeDelete(em, location) {
+    const projects = await em.count(Project, { location });
+    if (projects > 0) {
+      throw new ApiError('CONFLICT', `Location "${location.name}" still has ${projects} project(s); delete them first`, {
+        field: null,
+        reason: `has ${projects} project(s)`,
+      });
+    }
+  },
+});

@@ -1,0 +1,218 @@
+import { type FilterQuery, LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiError } from '../../errors';
+import { recordEvent } from '../../events/outbox';
+import type { EventKey, EventPayload } from '../../events/registry';
+import type { Actor } from '../accounts/actor';
+import { Company } from '../accounts/company.entity';
+import type { CompanyRecord } from '../company-record';
+import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
+import { findPage, type Page, type View } from '../page';
+import { applyWire, type FieldMapping, toWire, type WireMapping } from './wire-mapping';
+
+/** Who changes a record, and when: what the event builders put in *_by and *_at. */
+export interface ChangeContext {
+  actor: Actor;
+  at: Date;
+}
+
+/** An event a change produces, with the data of each shape that describes it. */
+export type RecordedEvent = { [K in EventKey]: { key: K; payload: EventPayload<K> } }[EventKey];
+
+/** The fields that identify a record to other systems, unique (case-insensitively) within a scope. */
+export interface NaturalKey<E> {
+  /** The relation the key is unique under (a location's customer), or null for the whole company. */
+  scope: (keyof E & string) | null;
+  fields: readonly (keyof E & string)[];
+  /** The conflict message: `A customer named "Acme" already exists`. */
+  describe(entity: E): string;
+}
+
+/** Everything that differs between one kind of record and another; RecordService does the rest. */
+export interface RecordSpec<E extends CompanyRecord, Wire> {
+  entity: new () => E;
+  /** How people call one, capitalised: "Customer". */
+  label: string;
+  wire: WireMapping<E, Wire>;
+  naturalKey?: NaturalKey<E>;
+  /** Normalises a create body or update patch before it is applied (alternative input forms, codes). */
+  prepare?(input: Record<string, unknown>): Record<string, unknown>;
+  /** Relations the event builders and checks read. */
+  populate?: readonly string[];
+  /** Rules across fields, after a create or update is applied (throw an ApiError to refuse). */
+  check?(em: EntityManager, entity: E): Promise<void>;
+  events?: {
+    created?(entity: E, ctx: ChangeContext): RecordedEvent;
+    /** `before` and `after` are the record's wire form; only called when they differ. */
+    updated?(entity: E, change: { before: Wire; after: Wire }, ctx: ChangeContext): RecordedEvent;
+    deleted?(entity: E, ctx: ChangeContext): RecordedEvent;
+  };
+  /** Refuses the delete (throw) or removes what depends on the record, in the same transaction. */
+  beforeDelete?(em: EntityManager, entity: E, ctx: ChangeContext): Promise<void>;
+}
+
+export interface ChangeOptions {
+  /** The id of the event the change records (inbound requests answer with it). */
+  eventId?: string;
+}
+
+/** Time-stamp fields change on every write; whether anything else did decides if there is an event. */
+const contentOf = ({ updated_at: _u, created_at: _c, ...rest }: Record<string, unknown>) => rest;
+
+/**
+ * List, get, create, update and delete of one kind of company record, each change in one transaction with
+ * its outbox event. REST resources and inbound operations both call these, so both emit the same events.
+ */
+export class RecordService<E extends CompanyRecord, Wire, Create extends object = object, Update extends object = object> {
+  constructor(readonly spec: RecordSpec<E, Wire>) {}
+
+  get label(): string {
+    return this.spec.label;
+  }
+
+  async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<{ items: Wire[]; total: number }> {
+    const scoped = { ...(where as object), company: companyId } as FilterQuery<E>;
+    const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page);
+    return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
+  }
+
+  async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {
+    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>);
+    if (!entity) throw ApiError.notFound(this.spec.label);
+    return toWire(this.spec.wire, entity);
+  }
+
+  async create(em: EntityManager, actor: Actor, input: Create, options: ChangeOptions = {}): Promise<Wire> {
+    return em.transactional(async (tx) => {
+      const entity = await this.build(tx, actor, input);
+      await this.assertKeyAvailable(tx, entity);
+      return this.insert(tx, actor, entity, options);
+    });
+  }
+
+  /**
+   * The record whose natural key `input` carries, created from `input` when there is none: an idempotent
+   * step (a retried activity finds what the first attempt made). An existing record is left unchanged.
+   */
+  async findOrCreate(em: EntityManager, actor: Actor, input: Create): Promise<{ record: Wire; created: boolean }> {
+    return em.transactional(async (tx) => {
+      const entity = await this.build(tx, actor, input);
+      const existingId = await this.lockAndFindKey(tx, entity);
+      if (existingId) return { record: await this.get(tx, actor.companyId, existingId), created: false };
+      return { record: await this.insert(tx, actor, entity, {}), created: true };
+    });
+  }
+
+  async update(em: EntityManager, actor: Actor, id: string, patch: Update, options: ChangeOptions = {}): Promise<Wire> {
+    return em.transactional(async (tx) => {
+      const entity = await this.loadForUpdate(tx, actor.companyId, id);
+      const before = toWire(this.spec.wire, entity);
+      await applyWire(tx, actor.companyId, this.spec.wire as WireMapping<E, object>, entity, this.prepared(patch));
+      await this.assertKeyAvailable(tx, entity);
+      await this.spec.check?.(tx, entity);
+      await tx.flush();
+      await tx.populate(entity, (this.spec.populate ?? []) as never);
+      const after = toWire(this.spec.wire, entity);
+      const ctx = { actor, at: entity.updatedAt };
+      if (!sameContent(before, after) && this.spec.events?.updated) this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, ctx), options);
+      return after;
+    });
+  }
+
+  async remove(em: EntityManager, actor: Actor, id: string, options: ChangeOptions = {}): Promise<void> {
+    await em.transactional(async (tx) => {
+      const entity = await this.loadForUpdate(tx, actor.companyId, id);
+      const ctx = { actor, at: new Date() };
+      await this.spec.beforeDelete?.(tx, entity, ctx);
+      if (this.spec.events?.deleted) this.emit(tx, actor, this.spec.events.deleted(entity, ctx), options);
+      tx.remove(entity);
+      await tx.flush();
+    });
+  }
+
+  /**
+   * The id of the record with this natural key (compared case-insensitively), or null. `scopeId` is the id
+   * of the record the key is unique under (ignored for company-wide keys).
+   */
+  async findIdByKey(em: EntityManager, companyId: string, values: readonly string[], scopeId?: string): Promise<string | null> {
+    const key = this.requireKey();
+    const { table, columns, scopeColumn } = this.keyColumns(em, key);
+    const scope = scopeColumn ? { [scopeColumn]: scopeId! } : {};
+    return findIdIgnoringCase(em, table, { company_id: companyId, ...scope }, Object.fromEntries(columns.map((c, i) => [c, values[i]!])));
+  }
+
+  /** The company's record, locked until the transaction ends, with the relations its events read; or 404. */
+  async loadForUpdate(em: EntityManager, companyId: string, id: string): Promise<E> {
+    const where = { id, company: companyId } as FilterQuery<E>;
+    // Locked on its own: FOR UPDATE cannot apply to the outer-joined rows a populate would add.
+    const entity = await em.findOne(this.spec.entity, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!entity) throw ApiError.notFound(this.spec.label);
+    await em.populate(entity, (this.spec.populate ?? []) as never);
+    return entity;
+  }
+
+  private async build(tx: EntityManager, actor: Actor, input: Create): Promise<E> {
+    const entity = new this.spec.entity();
+    entity.company = tx.getReference(Company, actor.companyId, { wrapped: true });
+    await applyWire(tx, actor.companyId, this.spec.wire as WireMapping<E, object>, entity, this.prepared(input));
+    return entity;
+  }
+
+  private prepared(input: object): object {
+    return this.spec.prepare ? this.spec.prepare({ ...input }) : input;
+  }
+
+  private async insert(tx: EntityManager, actor: Actor, entity: E, options: ChangeOptions): Promise<Wire> {
+    await this.spec.check?.(tx, entity);
+    tx.persist(entity);
+    await tx.flush();
+    await tx.populate(entity, (this.spec.populate ?? []) as never);
+    if (this.spec.events?.created) this.emit(tx, actor, this.spec.events.created(entity, { actor, at: entity.createdAt }), options);
+    return toWire(this.spec.wire, entity);
+  }
+
+  private emit(tx: EntityManager, actor: Actor, event: RecordedEvent, options: ChangeOptions): void {
+    recordEvent(tx, actor, event.key, event.payload as never, options.eventId);
+  }
+
+  /** 409 when another record holds the entity's natural key; the lock makes concurrent writers take turns. */
+  private async assertKeyAvailable(tx: EntityManager, entity: E): Promise<void> {
+    if (!this.spec.naturalKey) return;
+    const existingId = await this.lockAndFindKey(tx, entity);
+    if (existingId && existingId !== entity.id) {
+      const field = this.wireFieldOf(this.spec.naturalKey.fields[0]!);
+      throw ApiError.conflict(field, this.spec.naturalKey.describe(entity));
+    }
+  }
+
+  private async lockAndFindKey(tx: EntityManager, entity: E): Promise<string | null> {
+    const key = this.requireKey();
+    const record = entity as unknown as Record<string, unknown>;
+    const scopeId = key.scope ? (record[key.scope] as { id: string }).id : entity.company.id;
+    const values = key.fields.map((f) => String(record[f]));
+    const { table } = this.keyColumns(tx, key);
+    await lockNaturalKey(tx, scopeId, table, ...values);
+    return this.findIdByKey(tx, entity.company.id, values, scopeId);
+  }
+
+  private requireKey(): NaturalKey<E> {
+    if (!this.spec.naturalKey) throw new Error(`${this.spec.label} has no natural key`);
+    return this.spec.naturalKey;
+  }
+
+  private keyColumns(em: EntityManager, key: NaturalKey<E>) {
+    const meta = em.getMetadata().get(this.spec.entity.name);
+    const column = (prop: string) => meta.properties[prop as keyof typeof meta.properties]!.fieldNames[0]!;
+    return { table: meta.tableName, columns: key.fields.map(column), scopeColumn: key.scope ? column(key.scope) : null };
+  }
+
+  /** The wire name of a property, for error details. */
+  private wireFieldOf(property: string): string {
+    const entries = Object.entries(this.spec.wire) as [string, FieldMapping<E>][];
+    return entries.find(([, how]) => how === property)?.[0] ?? property;
+  }
+}
+
+function sameContent(before: unknown, after: unknown): boolean {
+  return JSON.stringify(contentOf(before as Record<string, unknown>)) === JSON.stringify(contentOf(after as Record<string, unknown>));
+}

@@ -1,0 +1,102 @@
+import type { EntityClass } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiError } from '../../errors';
+import type { CompanyRecord } from '../company-record';
+import { idOf, type IdRef, type View } from '../page';
+
+/**
+ * How one wire field (the snake_case name REST and inbound use) maps onto an entity: the one place a
+ * record's fields are renamed, in both directions.
+ */
+export type FieldMapping<E> =
+  /** A property holding the same value as the wire field. */
+  | (keyof E & string)
+  /** A many-to-one relation: an id on the wire, checked to be the company's own record on write. */
+  | { relation: keyof E & string; target: EntityClass<CompanyRecord>; label: string }
+  /** A wire object whose members are properties of the entity (e.g. billing_address). */
+  | { nested: Record<string, keyof E & string> }
+  /** Anything else: normalised input, derived output. */
+  | { read(view: View<E>): unknown; write(entity: E, value: unknown): void };
+
+/** What every record has, read from an entity or a list row. */
+interface RecordBasics {
+  id: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Every field of a record's wire form except the ones every record has (id, created_at, updated_at). */
+export type WireMapping<E, Wire> = { [K in Exclude<keyof Wire, 'id' | 'created_at' | 'updated_at'>]: FieldMapping<E> };
+
+/** Leading and trailing spaces never carry meaning in a field; trimming keeps names comparable. */
+const clean = (value: unknown) => (typeof value === 'string' ? value.trim() : value);
+
+/** The record's wire form, from an entity or a list row alike. */
+export function toWire<E extends CompanyRecord, Wire>(mapping: WireMapping<E, Wire>, view: E | View<E>): Wire {
+  const basics = view as unknown as RecordBasics;
+  const source = view as unknown as Record<string, unknown>;
+  const wire: Record<string, unknown> = { id: basics.id };
+  for (const [field, how] of Object.entries(mapping) as [string, FieldMapping<E>][]) {
+    if (typeof how === 'string') wire[field] = source[how] ?? null;
+    else if ('relation' in how) wire[field] = idOf((source[how.relation] as IdRef | null | undefined) ?? null);
+    else if ('nested' in how) wire[field] = Object.fromEntries(Object.entries(how.nested).map(([member, prop]) => [member, source[prop] ?? null]));
+    else wire[field] = how.read(view as View<E>);
+  }
+  wire.created_at = basics.createdAt.toISOString();
+  wire.updated_at = basics.updatedAt.toISOString();
+  return wire as Wire;
+}
+
+/**
+ * Writes the fields present in `input` (a create body or a partial update) onto the entity. Relations must
+ * name a record of the same company, else 400 naming the field.
+ */
+export async function applyWire<E extends CompanyRecord>(
+  em: EntityManager,
+  companyId: string,
+  mapping: WireMapping<E, object>,
+  entity: E,
+  input: object,
+): Promise<void> {
+  const target = entity as unknown as Record<string, unknown>;
+  for (const [field, value] of Object.entries(input)) {
+    const how = (mapping as Record<string, FieldMapping<E> | undefined>)[field];
+    if (value === undefined || how === undefined) continue;
+    if (typeof how === 'string') target[how] = clean(value);
+    else if ('relation' in how) target[how.relation] = value === null ? null : await companyReference(em, companyId, how, field, value as string);
+    else if ('nested' in how) {
+      // null clears every member; an object changes the members it names.
+      const members = value === null ? Object.fromEntries(Object.keys(how.nested).map((m) => [m, null])) : (value as Record<string, unknown>);
+      for (const [member, memberValue] of Object.entries(members)) {
+        if (memberValue !== undefined && how.nested[member]) target[how.nested[member]] = clean(memberValue);
+      }
+    } else how.write(entity, clean(value));
+  }
+}
+
+async function companyReference(
+  em: EntityManager,
+  companyId: string,
+  how: { target: EntityClass<CompanyRecord>; label: string },
+  field: string,
+  id: string,
+) {
+  const found = await em.count(how.target, { id, company: companyId });
+  if (found === 0) throw ApiError.invalid(field, `does not match ${how.label} of your company`);
+  return em.getReference(how.target, id, { wrapped: true });
+}
+
+/** `coordinates` on the wire ({latitude, longitude}, members null when unknown) ↔ two number properties. */
+export function coordinatesField<E extends { latitude: number | null; longitude: number | null }>(): FieldMapping<E> {
+  return {
+    read: (view) => {
+      const { latitude, longitude } = view as unknown as E;
+      return { latitude, longitude };
+    },
+    write: (entity, value) => {
+      const point = value as { latitude: number; longitude: number } | null;
+      entity.latitude = point?.latitude ?? null;
+      entity.longitude = point?.longitude ?? null;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import type { VendorLocationCreate, VendorLocation as VendorLocationRecord, VendorLocationUpdate } from '../../generated/schemas';
+import { RecordService } from '../records/record-service';
+import { coordinatesField } from '../records/wire-mapping';
+import { normaliseState } from './postal-address';
+import { VendorLocation } from './vendor-location.entity';
+import { Vendor } from './vendor.entity';
+
+/**
+ * Sites of a vendor (REST only; the spec defines no events for them). At most one site of a vendor is
+ * primary: marking one clears the others.
+ */
+export const vendorLocations = new RecordService<VendorLocation, VendorLocationRecord, VendorLocationCreate, VendorLocationUpdate>({
+  entity: VendorLocation,
+  label: 'Vendor location',
+  wire: {
+    vendor_id: { relation: 'vendor', target: Vendor, label: 'a vendor' },
+    name: 'name',
+    address_line_1: 'addressLine1',
+    address_line_2: 'addressLine2',
+    city: 'city',
+    state: 'state',
+    postal_code: 'postalCode',
+    country: 'country',
+    phone: 'phone',
+    email: 'email',
+    is_primary: 'isPrimary',
+    notes: 'notes',
+    coordinates: coordinatesField(),
+  },
+  naturalKey: { scope: 'vendor', fields: ['name'], describe: (l) => `The vendor already has a location named "${l.name}"` },
+  prepare(input) {
+    if (typeof input.state === 'string') input.state = normaliseState(input.state, 'state');
+    return input;
+  },
+  async check(em, location) {
+    if (location.isPrimary) {
+      await em.nativeUpdate(VendorLocation, { vendor: location.vendor.id, isPrimary: true, id: { $ne: location.id } }, { isPrimary: false });
+    }
+  },
+});
