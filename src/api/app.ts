@@ -5,26 +5,42 @@ import { errorHandler } from './middleware/error-handler';
 import { jsonBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { storableText } from './middleware/storable-text';
 import { underPath } from './middleware/under-path';
+import { buildOpenApiDocument } from './openapi';
+import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
 import { inboundRoutes } from './routes/inbound';
-import { restRoutes } from './routes/rest';
+import { INBOUND_OPERATIONS } from './routes/inbound/operations';
+import { restRoutes, restRouteSpecs } from './routes/rest';
+
+/** Every router of the service; the API reference is built from the same route declarations. */
+export function createRouters(deps: AppDeps) {
+  const specs = restRouteSpecs(deps);
+  return {
+    health: healthRoutes(deps),
+    docs: docsRoutes(buildOpenApiDocument({ routes: specs, inbound: INBOUND_OPERATIONS, serverUrl: deps.config.publicBaseUrl })),
+    rest: restRoutes(deps, specs),
+    inbound: inboundRoutes(deps),
+  };
+}
 
 /**
  * The whole HTTP surface, in the order a request meets it:
- * request id + logger + EntityManager → error body → health | /api/v1 (auth → rate limit → JSON body →
- * resource routes) | /webhooks/inbound (its own chain: auth → scope → rate limit → body → signature) → 404.
+ * request id + logger + EntityManager → error body → storable query text → health | API reference |
+ * /api/v1 (auth → rate limit → JSON body → resource routes) | /webhooks/inbound (its own chain: auth → scope →
+ * rate limit → body → signature) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
-  const health = healthRoutes(deps);
-  const rest = restRoutes(deps);
-  const inbound = inboundRoutes(deps);
+  const { health, docs, rest, inbound } = createRouters(deps);
 
   app.use(requestContext(deps));
   app.use(errorHandler());
+  app.use(storableText());
   app.use(health.routes());
+  app.use(docs.routes());
   app.use(
     underPath(
       '/api/v1',

@@ -258,6 +258,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw new Error(
       `Embedded PostgreSQL did not start on port ${port} (is the port in use, or another instance running on ${clusterDir}?)` +
         (error instanceof Error ? `: ${error.message}` : ''),
+      { cause: error },
     );
   }
   const admin = new Client({ connectionString: urlFor(port, password, 'postgres') });

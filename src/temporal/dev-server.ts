@@ -41,7 +41,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
       },
     });
   } catch (error) {
-    throw new Error(`${TEMPORAL_CLI_MISSING_HELP}\nCause: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${TEMPORAL_CLI_MISSING_HELP}\nCause: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   await registerMissingSearchAttributes(env.connection, options.namespace);
   return {

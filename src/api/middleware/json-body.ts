@@ -2,10 +2,12 @@ import bodyParser from 'koa-bodyparser';
 import type { Middleware } from 'koa';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
+import { assertStorableText } from './storable-text';
 
 /**
  * Parses JSON bodies up to `limitBytes` (413 beyond, 400 when malformed) and keeps the raw text in
- * ctx.request.rawBody for signature checks. A body in any other media type is a 415.
+ * ctx.request.rawBody for signature checks. A body in any other media type is a 415; text PostgreSQL cannot
+ * store is a 400 naming the field.
  */
 export function jsonBody(limitBytes: number): Middleware<AppState> {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: `${limitBytes}b`, strict: true });
@@ -17,6 +19,9 @@ export function jsonBody(limitBytes: number): Middleware<AppState> {
         reason: 'must be application/json',
       });
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      assertStorableText(ctx.request.body, '');
+      await next();
+    });
   };
 }

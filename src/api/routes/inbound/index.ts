@@ -9,12 +9,7 @@ import { authenticate, requireScope } from '../../middleware/authenticate';
 import { jsonBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
 import { INBOUND_OPERATIONS } from './operations';
-
-/**
- * Accepted X-Webhook-Source values. All use the same signature scheme; the value labels the sending system
- * in logs. Which three third-party systems the spec meant is not shown; see docs/decisions.md.
- */
-export const INBOUND_SOURCES = ['custom', 'zapier', 'make', 'n8n'] as const;
+import { INBOUND_SOURCES } from './sources';
 
 interface Envelope {
   event_type: string;

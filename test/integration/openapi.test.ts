@@ -1,0 +1,90 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRouters } from '../../src/api/app';
+import type { AppDeps } from '../../src/api/context';
+import { documentedRoutes } from '../../src/api/openapi';
+import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
+import { SecretBox } from '../../src/crypto/secret-box';
+import { createLogger } from '../../src/logger';
+import { PROJECT_ROOT } from '../../src/paths';
+import { SchemaValidator } from '../../src/schemas/schema-validator';
+import { request, startStack, type TestStack } from '../helpers/stack';
+
+describe('GET /api/v1/openapi.json', () => {
+  let stack: TestStack;
+  let document: any;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+    const response = await request(stack.baseUrl, 'GET', '/api/v1/openapi.json');
+    expect(response.status).toBe(200);
+    document = response.body;
+  });
+  afterAll(() => stack.close());
+
+  it('is served without an API key and validates as OpenAPI 3.1', () => {
+    expect(document.openapi).toBe('3.1.0');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
+    try {
+      const file = path.join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      // The validator is an ES module, which Jest's sandbox cannot load; its own CLI runs it.
+      const run = spawnSync(process.execPath, [path.join(PROJECT_ROOT, 'node_modules/@seriousme/openapi-schema-validator/bin/validate-api-cli.js'), file], {
+        encoding: 'utf8',
+      });
+      expect(JSON.parse(run.stdout)).toEqual({ valid: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('documents every route the service serves', () => {
+    const deps: AppDeps = {
+      config: stack.config,
+      orm: stack.orm,
+      temporal: stack.temporal,
+      secretBox: new SecretBox(stack.config.encryptionKey),
+      validator: new SchemaValidator(),
+      logger: createLogger('silent'),
+    };
+    const served = Object.values(createRouters(deps)).flatMap((router) =>
+      router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => `${method} ${layer.path}`)),
+    );
+    expect(served.length).toBeGreaterThan(40);
+    const documented = new Set(documentedRoutes(document));
+    expect(served.filter((route) => !documented.has(route))).toEqual([]);
+    expect(documented.size).toBe(new Set(served).size);
+  });
+
+  it('describes every inbound event_type as one variant of the request body, with its data schema', () => {
+    const body = document.paths['/webhooks/inbound'].post.requestBody.content['application/json'].schema;
+    expect(Object.keys(body.discriminator.mapping).sort()).toEqual(INBOUND_OPERATIONS.map((op) => op.eventType).sort());
+    const variant = document.components.schemas['Inbound.vendor.updated'];
+    expect(variant.properties.event_type).toEqual({ const: 'vendor.updated' });
+    expect(variant.properties.data.$ref).toBe('#/components/schemas/VendorUpdatedInput');
+  });
+
+  it('describes all 71 outbound events as webhooks, with their data schemas', () => {
+    expect(Object.keys(document.webhooks)).toHaveLength(71);
+    const created = document.webhooks['vendor.created'].post.requestBody.content['application/json'].schema;
+    expect(created.required).toEqual(['event_id', 'event_type', 'timestamp', 'company_id', 'data']);
+    expect(created.properties.data.$ref).toBe('#/components/schemas/VendorCreatedData');
+    const catalog = document.webhooks['vendor.created (shape B)'].post.requestBody.content['application/json'].schema;
+    expect(catalog.required).toEqual(['event', 'timestamp', 'data']);
+    expect(document.webhooks['po.approved'].post.description).toContain('Shape A endpoints receive this event');
+  });
+
+  it('documents list parameters, bodies and error responses of a collection', () => {
+    const list = document.paths['/api/v1/vendors'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['limit', 'offset', 'updated_since', 'type', 'approval_status', 'trade_specialty', 'region']),
+    );
+    expect(list.responses['200'].content['application/json'].schema.properties.pagination.$ref).toBe('#/components/schemas/Pagination');
+    const create = document.paths['/api/v1/vendors'].post;
+    expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/VendorCreate');
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '409', '429', 'default']));
+    expect(document.components.schemas.ErrorBody.required).toEqual(['error']);
+  });
+});
