@@ -2,9 +2,10 @@ import Koa from 'koa';
 import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
 import { errorHandler } from './middleware/error-handler';
-import { jsonBody } from './middleware/json-body';
+import { readJsonBody, requireValidBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { securityHeaders } from './middleware/security-headers';
 import { storableText } from './middleware/storable-text';
 import { underPath } from './middleware/under-path';
 import { buildOpenApiDocument } from './openapi';
@@ -27,15 +28,16 @@ export function createRouters(deps: AppDeps) {
 
 /**
  * The whole HTTP surface, in the order a request meets it:
- * request id + logger + EntityManager → error body → storable query text → health | API reference |
+ * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
  * /api/v1 (auth → rate limit → JSON body → resource routes) | /webhooks/inbound (its own chain: auth → scope →
- * rate limit → body → signature) → 404.
+ * body bytes → signature → rate limit → JSON) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
   const { health, docs, rest, inbound } = createRouters(deps);
 
+  app.use(securityHeaders());
   app.use(requestContext(deps));
   app.use(errorHandler());
   app.use(storableText());
@@ -46,7 +48,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       '/api/v1',
       authenticate(),
       rateLimit('rest'),
-      jsonBody(deps.config.bodyLimitBytes),
+      readJsonBody(deps.config.bodyLimitBytes),
+      requireValidBody(),
       rest.routes(),
       rest.allowedMethods({ throw: true }),
     ),

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
+import type { ApiError } from '../errors';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Principal } from '../domain/accounts/actor';
@@ -26,4 +27,8 @@ export interface AppState {
   principal: Principal;
   /** The route's query parameters, parsed and validated (see RouteSpec). */
   query: Record<string, unknown>;
+  /** The request body exactly as received (see readJsonBody). */
+  rawBody: Buffer;
+  /** Why the body cannot be used, found while reading it and reported by requireValidBody. */
+  bodyProblem?: ApiError;
 }

@@ -39,3 +39,8 @@ export function parseTimestamp(text: string): Date | null {
 }
 
 export const isValidTimestamp = (text: string): boolean => parseTimestamp(text) !== null;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID in its canonical 8-4-4-4-12 form: no `urn:uuid:` prefix, no braces, nothing PostgreSQL would reinterpret. */
+export const isUuid = (text: string): boolean => UUID.test(text);

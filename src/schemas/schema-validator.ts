@@ -2,7 +2,7 @@ import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 import addFormats from 'ajv-formats';
 import { ApiError } from '../errors';
 import { SCHEMAS_DIR } from '../paths';
-import { isValidDate, isValidTimestamp } from './formats';
+import { isUuid, isValidDate, isValidTimestamp } from './formats';
 import { loadSchemaFiles } from './schema-files';
 
 const FORMAT_REASONS: Record<string, string> = {
@@ -11,7 +11,7 @@ const FORMAT_REASONS: Record<string, string> = {
   time: 'must be a time (HH:MM)',
   email: 'must be an e-mail address',
   uri: 'must be an absolute URL',
-  uuid: 'must be a UUID',
+  uuid: 'must be a UUID (8-4-4-4-12 hexadecimal digits)',
 };
 
 /** `/data/contacts/0/email` + `first_name` → `data.contacts[0].email.first_name` style dotted paths. */
@@ -86,9 +86,10 @@ export class SchemaValidator {
     // JSON Schema 2020-12, the dialect of OpenAPI 3.1. Bodies compose shared field lists with allOf, where
     // `required` names properties of the composed parts; strictRequired cannot see those, so it is off.
     this.ajv = new Ajv2020({ allErrors: false, strict: true, strictRequired: false, allowUnionTypes: true, useDefaults: true, coerceTypes: false });
-    addFormats(this.ajv, ['email', 'uri', 'uuid']);
+    addFormats(this.ajv, ['email', 'uri']);
     this.ajv.addFormat('date', isValidDate);
     this.ajv.addFormat('date-time', isValidTimestamp);
+    this.ajv.addFormat('uuid', isUuid);
     for (const { schema } of loadSchemaFiles(schemasDir)) this.ajv.addSchema(schema);
   }
 

@@ -1,8 +1,7 @@
 import { ApiError } from '../../errors';
+import { isUuid } from '../../schemas/formats';
 import type { JsonSchema } from '../../schemas/schema-files';
 import type { QueryParam } from '../routes/route-spec';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A list filter: a query parameter and the condition its value puts on the entity's properties. */
 export interface Filter {
@@ -23,7 +22,7 @@ export const byId = (name: string, relation: string, description: string): Filte
     description,
     { type: 'string', format: 'uuid' },
     (raw) => {
-      if (!UUID.test(raw)) throw ApiError.invalid(name, 'must be a UUID');
+      if (!isUuid(raw)) throw ApiError.invalid(name, 'must be a UUID (8-4-4-4-12 hexadecimal digits)');
       return raw.toLowerCase();
     },
     (id) => ({ [relation]: id }),

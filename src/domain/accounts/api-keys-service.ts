@@ -5,6 +5,7 @@ import type { Principal } from './actor';
 import { ApiKey } from './api-key.entity';
 import { Company } from './company.entity';
 import { unknownScopes } from './scopes';
+import { isUuid } from '../../schemas/formats';
 
 /** Keys look like `cik_<12 id chars>_<43 secret chars>`; the part before the second underscore is the prefix. */
 const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
@@ -67,8 +68,7 @@ export async function listApiKeys(em: EntityManager, companyId: string): Promise
 
 /** Revokes a key; it is refused from the next request on. Returns false when there is no such key. */
 export async function revokeApiKey(em: EntityManager, idOrPrefix: string): Promise<ApiKey | null> {
-  const byId = /^[0-9a-f-]{36}$/i.test(idOrPrefix);
-  const apiKey = await em.findOne(ApiKey, byId ? { id: idOrPrefix } : { prefix: idOrPrefix });
+  const apiKey = await em.findOne(ApiKey, isUuid(idOrPrefix) ? { id: idOrPrefix } : { prefix: idOrPrefix });
   if (!apiKey) return null;
   apiKey.revokedAt ??= new Date();
   await em.flush();

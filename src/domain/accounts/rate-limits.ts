@@ -7,7 +7,11 @@ export interface RateLimitWindow {
   limit: number;
 }
 
-/** The spec's limits per API key (rest-api.md §8, webhooks.md §8). */
+/**
+ * The spec's limits per API key (rest-api.md §8, webhooks.md §8), and a bucket of our own for inbound
+ * requests whose signature fails: forged traffic with a leaked key id is limited there, so it cannot use up
+ * the budget of the key's signed traffic.
+ */
 export const RATE_LIMIT_POLICIES = {
   rest: [
     { name: 'minute', seconds: 60, limit: 60 },
@@ -17,6 +21,10 @@ export const RATE_LIMIT_POLICIES = {
   inbound: [
     { name: 'burst', seconds: 60, limit: 50 },
     { name: 'hour', seconds: 3600, limit: 1000 },
+  ],
+  inbound_unsigned: [
+    { name: 'unsigned-burst', seconds: 60, limit: 20 },
+    { name: 'unsigned-hour', seconds: 3600, limit: 200 },
   ],
 } satisfies Record<string, RateLimitWindow[]>;
 

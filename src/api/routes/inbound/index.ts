@@ -1,14 +1,14 @@
 import Router from '@koa/router';
 import { v7 as uuidv7 } from 'uuid';
-import { verifyWebhookSignature } from '../../../crypto/webhook-signature';
 import { actorOf } from '../../../domain/accounts/actor';
 import { INBOUND_SCOPE } from '../../../domain/accounts/scopes';
 import { ApiError } from '../../../errors';
 import type { AppDeps, AppState } from '../../context';
 import { authenticate, requireScope } from '../../middleware/authenticate';
-import { jsonBody } from '../../middleware/json-body';
+import { readJsonBody, requireValidBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
 import { INBOUND_OPERATIONS } from './operations';
+import { verifiedSignature } from './signature';
 import { INBOUND_SOURCES } from './sources';
 
 interface Envelope {
@@ -38,27 +38,16 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
     '/webhooks/inbound',
     authenticate(),
     requireScope(INBOUND_SCOPE),
+    readJsonBody(config.bodyLimitBytes),
+    verifiedSignature(secretBox),
     rateLimit('inbound'),
-    jsonBody(config.bodyLimitBytes),
+    requireValidBody(),
     async (ctx) => {
       const { principal } = ctx.state;
       const source = (ctx.get('X-Webhook-Source') || 'custom').toLowerCase();
       if (!(INBOUND_SOURCES as readonly string[]).includes(source)) {
         throw ApiError.invalid('X-Webhook-Source', `must be one of: ${INBOUND_SOURCES.join(', ')}`);
       }
-      const check = verifyWebhookSignature({
-        secret: secretBox.open(principal.signingSecretSealed),
-        timestamp: ctx.get('X-Webhook-Timestamp') || undefined,
-        signature: ctx.get('X-Webhook-Signature') || undefined,
-        rawBody: String(ctx.request.rawBody ?? ''),
-      });
-      if (!check.valid) {
-        throw new ApiError('INVALID_SIGNATURE', `Signature verification failed: ${check.field} ${check.reason}`, {
-          field: check.field,
-          reason: check.reason,
-        });
-      }
-
       const envelope = validator.validate<Envelope>('inbound/envelope.json', ctx.request.body);
       const operation = operations.get(envelope.event_type);
       if (!operation) {

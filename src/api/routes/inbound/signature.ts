@@ -1,0 +1,30 @@
+import type { Middleware } from 'koa';
+import type { SecretBox } from '../../../crypto/secret-box';
+import { verifyWebhookSignature } from '../../../crypto/webhook-signature';
+import { ApiError } from '../../../errors';
+import type { AppState } from '../../context';
+import { rateLimit } from '../../middleware/rate-limit';
+
+/**
+ * 403 INVALID_SIGNATURE unless X-Webhook-Signature is the HMAC of `<X-Webhook-Timestamp>.<the exact bytes
+ * received>` with the key's signing secret. A refused request is counted in the key's bucket for unsigned
+ * traffic (429 once it is used up), never in the bucket of its signed requests.
+ */
+export function verifiedSignature(secretBox: SecretBox): Middleware<AppState> {
+  const countUnsigned = rateLimit('inbound_unsigned');
+  return async (ctx, next) => {
+    const check = verifyWebhookSignature({
+      secret: secretBox.open(ctx.state.principal.signingSecretSealed),
+      timestamp: ctx.get('X-Webhook-Timestamp') || undefined,
+      signature: ctx.get('X-Webhook-Signature') || undefined,
+      rawBody: ctx.state.rawBody,
+    });
+    if (check.valid) return next();
+    await countUnsigned(ctx, () => {
+      throw new ApiError('INVALID_SIGNATURE', `Signature verification failed: ${check.field} ${check.reason}`, {
+        field: check.field,
+        reason: check.reason,
+      });
+    });
+  };
+}
