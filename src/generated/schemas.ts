@@ -2233,14 +2233,17 @@ export interface Contact {
   updated_at: string;
 }
 
-export interface BillingAddress {
+/**
+ * Only the members given change; null clears the whole address.
+ */
+export type BillingAddress = {
   address_line_1?: string | null;
   address_line_2?: string | null;
   city?: string | null;
   province?: string | null;
   postal_code?: string | null;
   country?: string | null;
-}
+} | null;
 
 export interface CustomerCreate {
   /**

@@ -4,10 +4,11 @@ import { ApiError } from '../../errors';
 import { RecordService } from '../records/record-service';
 import { coordinatesField } from '../records/wire-mapping';
 import { Project } from '../work/project.entity';
+import { Contact } from './contact.entity';
 import { Customer } from './customer.entity';
 import { Location } from './location.entity';
 
-/** Sites of a customer. Deleting one that projects are at is refused (409); contacts there are unlinked. */
+/** Sites of a customer. Deleting one that projects are at is refused (409); contacts there are unlinked from it. */
 export const locations = new RecordService<Location, LocationRecord, LocationCreate, LocationUpdate>({
   entity: Location,
   label: 'Location',
@@ -39,5 +40,7 @@ export const locations = new RecordService<Location, LocationRecord, LocationCre
         reason: `has ${projects} project(s)`,
       });
     }
+    // Its contacts stay with the customer; they change (updated_since sees it), though no event field does.
+    await em.nativeUpdate(Contact, { location }, { location: null, updatedAt: new Date() });
   },
 });

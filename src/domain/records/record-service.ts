@@ -1,6 +1,7 @@
 import { type FilterQuery, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
+import { changesBetween } from '../../events/changes';
 import { recordEvent } from '../../events/outbox';
 import type { EventKey, EventPayload } from '../../events/registry';
 import type { Actor } from '../accounts/actor';
@@ -35,6 +36,8 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
   label: string;
   wire: WireMapping<E, Wire>;
   naturalKey?: NaturalKey<E>;
+  /** List fields whose order means nothing (regions): a reordering is no change, and changes list them as {added, removed}. */
+  setFields?: readonly string[];
   /** Normalises a create body or update patch before it is applied (alternative input forms, codes). */
   prepare?(input: Record<string, unknown>): Record<string, unknown>;
   /** Relations the event builders and checks read. */
@@ -55,9 +58,6 @@ export interface ChangeOptions {
   /** The id of the event the change records (inbound requests answer with it). */
   eventId?: string;
 }
-
-/** Time-stamp fields change on every write; whether anything else did decides if there is an event. */
-const contentOf = ({ updated_at: _u, created_at: _c, ...rest }: Record<string, unknown>) => rest;
 
 /**
  * List, get, create, update and delete of one kind of company record, each change in one transaction with
@@ -104,6 +104,11 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   }
 
   async update(em: EntityManager, actor: Actor, id: string, patch: Update, options: ChangeOptions = {}): Promise<Wire> {
+    return (await this.change(em, actor, id, patch, options)).record;
+  }
+
+  /** An update that also says whether anything changed: when nothing did, no event is recorded. */
+  async change(em: EntityManager, actor: Actor, id: string, patch: Update, options: ChangeOptions = {}): Promise<{ record: Wire; changed: boolean }> {
     return em.transactional(async (tx) => {
       const entity = await this.loadForUpdate(tx, actor.companyId, id);
       const before = toWire(this.spec.wire, entity);
@@ -113,9 +118,9 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
       await tx.flush();
       await tx.populate(entity, (this.spec.populate ?? []) as never);
       const after = toWire(this.spec.wire, entity);
-      const ctx = { actor, at: entity.updatedAt };
-      if (!sameContent(before, after) && this.spec.events?.updated) this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, ctx), options);
-      return after;
+      const changed = Object.keys(changesBetween(before as object, after as object, 'A', this.spec.setFields)).length > 0;
+      if (changed && this.spec.events?.updated) this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, { actor, at: entity.updatedAt }), options);
+      return { record: after, changed };
     });
   }
 
@@ -211,8 +216,4 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     const entries = Object.entries(this.spec.wire) as [string, FieldMapping<E>][];
     return entries.find(([, how]) => how === property)?.[0] ?? property;
   }
-}
-
-function sameContent(before: unknown, after: unknown): boolean {
-  return JSON.stringify(contentOf(before as Record<string, unknown>)) === JSON.stringify(contentOf(after as Record<string, unknown>));
 }

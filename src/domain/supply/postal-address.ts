@@ -1,8 +1,7 @@
 import { ApiError } from '../../errors';
 
-/** US states, DC and territories, and Canadian provinces and territories, by full name (lower case). */
-const STATE_CODES: ReadonlyMap<string, string> = new Map(
-  Object.entries({
+/** US states, DC and territories, and Canadian provinces and territories: code → full name. */
+const STATES: Readonly<Record<string, string>> = {
     AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado', CT: 'Connecticut',
     DE: 'Delaware', DC: 'District of Columbia', FL: 'Florida', GA: 'Georgia', HI: 'Hawaii', ID: 'Idaho', IL: 'Illinois',
     IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky', LA: 'Louisiana', ME: 'Maine', MD: 'Maryland',
@@ -15,25 +14,34 @@ const STATE_CODES: ReadonlyMap<string, string> = new Map(
     AB: 'Alberta', BC: 'British Columbia', MB: 'Manitoba', NB: 'New Brunswick', NL: 'Newfoundland and Labrador',
     NS: 'Nova Scotia', NT: 'Northwest Territories', NU: 'Nunavut', ON: 'Ontario', PE: 'Prince Edward Island',
     QC: 'Quebec', SK: 'Saskatchewan', YT: 'Yukon',
-  }).map(([code, name]) => [name.toLowerCase(), code]),
-);
+};
+const CODE_BY_NAME: ReadonlyMap<string, string> = new Map(Object.entries(STATES).map(([code, name]) => [name.toLowerCase(), code]));
+
+/** How one-line addresses name the two countries whose states are known; a final part like these is the country. */
+const COUNTRY_NAMES = new Set(['us', 'usa', 'u.s.', 'u.s.a.', 'united states', 'united states of america', 'ca', 'can', 'canada']);
 
 const ZIP = /^(\d{5}(?:-\d{4})?|[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d)$/;
 const STATE_AND_ZIP = /^(.+?)\s+(\d{5}(?:-\d{4})?|[A-Za-z]\d[A-Za-z] ?\d[A-Za-z]\d)$/;
 
 /**
- * A state or province as its 2-letter code: a 2-letter value is upper-cased, a full US state or Canadian
- * province name (any case) becomes its code; anything else is a 400 naming `field`.
+ * A US state or Canadian province or territory as its 2-letter code, given the code or the full name in any
+ * case; anything else is a 400 naming `field`.
  */
 export function normaliseState(value: string, field: string): string {
-  const trimmed = value.trim().replace(/\s+/g, ' ');
-  if (/^[A-Za-z]{2}$/.test(trimmed)) return trimmed.toUpperCase();
-  const code = STATE_CODES.get(trimmed.toLowerCase()) ?? STATE_CODES.get(trimmed.toLowerCase().replace(/\./g, ''));
-  if (!code) throw ApiError.invalid(field, 'must be a 2-letter code or the full name of a US state or Canadian province or territory');
+  const code = stateCode(value);
+  if (!code) throw ApiError.invalid(field, 'must be the 2-letter code or the full name of a US state or Canadian province or territory');
   return code;
 }
 
-const isState = (part: string) => /^[A-Za-z]{2}$/.test(part) || STATE_CODES.has(part.toLowerCase());
+function stateCode(value: string): string | null {
+  const text = value.trim().replace(/\s+/g, ' ');
+  if (STATES[text.toUpperCase()]) return text.toUpperCase();
+  return CODE_BY_NAME.get(text.toLowerCase()) ?? CODE_BY_NAME.get(text.toLowerCase().replace(/\./g, '')) ?? null;
+}
+
+const isState = (part: string) => stateCode(part) !== null;
+/** A part that ends an address's street-city-state section: a state, a zip, or both. */
+const isStatePart = (part: string) => isState(part) || ZIP.test(part) || (STATE_AND_ZIP.test(part) && isState(STATE_AND_ZIP.exec(part)![1]!));
 
 export interface AddressParts {
   street: string;
@@ -52,7 +60,9 @@ export function splitAddress(text: string): AddressParts | null {
   const parts = text.split(',').map((p) => p.trim()).filter((p) => p !== '');
   let country: string | null = null;
   const last = parts[parts.length - 1] ?? '';
-  if (parts.length >= 4 && !/\d/.test(last) && !isState(last)) country = parts.pop()!;
+  // "…, IL 62704, US": the last part is the country when what precedes it closes the address; "CA" alone is California.
+  const countryLike = COUNTRY_NAMES.has(last.toLowerCase()) || (!/\d/.test(last) && !isState(last));
+  if (parts.length >= 4 && countryLike && isStatePart(parts[parts.length - 2]!)) country = parts.pop()!;
   let zip: string | null = null;
   let state: string | null = null;
   if (ZIP.test(parts[parts.length - 1] ?? '')) zip = parts.pop()!;

@@ -1,4 +1,5 @@
 import type { VendorLocationCreate, VendorLocation as VendorLocationRecord, VendorLocationUpdate } from '../../generated/schemas';
+import { lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';
 import { coordinatesField } from '../records/wire-mapping';
 import { normaliseState } from './postal-address';
@@ -34,7 +35,13 @@ export const vendorLocations = new RecordService<VendorLocation, VendorLocationR
   },
   async check(em, location) {
     if (location.isPrimary) {
-      await em.nativeUpdate(VendorLocation, { vendor: location.vendor.id, isPrimary: true, id: { $ne: location.id } }, { isPrimary: false });
+      // One writer of a vendor's primary site at a time; the site cleared changes too (updated_since sees it).
+      await lockNaturalKey(em, location.vendor.id, 'vendor_locations.primary');
+      await em.nativeUpdate(
+        VendorLocation,
+        { vendor: location.vendor.id, isPrimary: true, id: { $ne: location.id } },
+        { isPrimary: false, updatedAt: new Date() },
+      );
     }
   },
 });

@@ -1,5 +1,6 @@
 import type { VendorCreate, Vendor as VendorRecord, VendorUpdate } from '../../generated/schemas';
 import {
+  VENDOR_SET_FIELDS,
   catalogVendorCreatedData,
   catalogVendorUpdatedData,
   vendorCreatedData,
@@ -23,7 +24,13 @@ function tidyList(items: string[]): string[] {
  * and zip_code are all absent); state as a code or a full name (stored as the code).
  */
 function prepareVendorInput(input: Record<string, unknown>): Record<string, unknown> {
-  if (typeof input.trade_specialty === 'string') input.trade_specialty = input.trade_specialty.split(',');
+  if (typeof input.trade_specialty === 'string') {
+    const trades = tidyList(input.trade_specialty.split(','));
+    // The string form is held to the bounds of the list form (schemas/common/definitions.json stringList).
+    if (trades.length > 200) throw ApiError.invalid('trade_specialty', 'must name at most 200 trades');
+    if (trades.some((t) => t.length > 200)) throw ApiError.invalid('trade_specialty', 'must name trades of at most 200 characters each');
+    input.trade_specialty = trades;
+  }
   for (const field of ['trade_specialty', 'regions', 'certifications']) {
     if (Array.isArray(input[field])) input[field] = tidyList(input[field] as string[]);
   }
@@ -74,6 +81,7 @@ export const vendors = new RecordService<Vendor, VendorRecord, VendorCreate, Ven
     custom_fields: 'customFields',
   },
   naturalKey: { scope: null, fields: ['name'], describe: (v) => `A vendor named "${v.name}" already exists` },
+  setFields: VENDOR_SET_FIELDS,
   prepare: prepareVendorInput,
   events: {
     created: (vendor, ctx) => ({ key: 'vendor.created', payload: { a: vendorCreatedData(vendor, ctx), b: catalogVendorCreatedData(vendor) } }),

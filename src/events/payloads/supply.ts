@@ -12,7 +12,7 @@ import type {
 import { changesBetween } from '../changes';
 
 /** `changes` of vendor.updated: each changed field of the vendor's REST form; regions as a set. */
-const SET_FIELDS = ['regions'];
+export const VENDOR_SET_FIELDS = ['regions'];
 
 export const vendorCreatedData = (vendor: Vendor, ctx: ChangeContext): VendorCreatedData => ({
   id: vendor.id,
@@ -60,14 +60,14 @@ export const vendorUpdatedData = (vendor: Vendor, change: { before: VendorRecord
   primary_contact_phone: vendor.primaryContactPhone,
   insurance_expiry_date: vendor.insuranceExpiryDate,
   compliance_expiry_date: vendor.complianceExpiryDate,
-  changes: changesBetween(change.before, change.after, 'A', SET_FIELDS),
+  changes: changesBetween(change.before, change.after, 'A', VENDOR_SET_FIELDS),
   updated_at: ctx.at.toISOString(),
   updated_by: ctx.actor.apiKeyId,
 });
 
 export const catalogVendorUpdatedData = (vendor: Vendor, change: { before: VendorRecord; after: VendorRecord }): CatalogVendorUpdatedData => ({
   ...catalogVendorCreatedData(vendor),
-  changes: changesBetween(change.before, change.after, 'B', SET_FIELDS),
+  changes: changesBetween(change.before, change.after, 'B', VENDOR_SET_FIELDS),
 });
 
 export const vendorDeletedData = (vendor: Vendor, ctx: ChangeContext): VendorDeletedData & CatalogVendorDeletedData => ({

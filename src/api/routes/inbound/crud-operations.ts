@@ -32,7 +32,7 @@ export interface CrudFamily<Created, Updated, Deleted, Create, Update> {
 export interface RecordWrites<Create, Update> {
   label: string;
   create(em: EntityManager, actor: Actor, input: Create, options?: ChangeOptions): Promise<{ id: string }>;
-  update(em: EntityManager, actor: Actor, id: string, patch: Update, options?: ChangeOptions): Promise<unknown>;
+  change(em: EntityManager, actor: Actor, id: string, patch: Update, options?: ChangeOptions): Promise<{ changed: boolean }>;
   remove(em: EntityManager, actor: Actor, id: string, options?: ChangeOptions): Promise<void>;
 }
 
@@ -61,8 +61,9 @@ export function crudOperations<Created, Updated, Deleted, Create, Update>(
     summary: `Updates the ${service.label.toLowerCase()} the data identifies; only the fields given change.`,
     async handle({ data, actor, em, eventId }) {
       const id = await identify(em, actor.companyId, data);
-      await service.update(em, actor, id, await family.toUpdate(em, actor.companyId, data), { eventId });
-      return { message: `${family.describe(data)} updated`, recordId: id };
+      const { changed } = await service.change(em, actor, id, await family.toUpdate(em, actor.companyId, data), { eventId });
+      const message = changed ? `${family.describe(data)} updated` : `${family.describe(data)} unchanged: it already had these values, so no event was sent`;
+      return { message, recordId: id };
     },
   });
   const deleted = defineOperation<Deleted>({
