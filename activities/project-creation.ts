@@ -1,4 +1,3 @@
-import type { Actor } from '../src/domain/accounts/actor';
 import { contacts } from '../src/domain/business/contacts';
 import { customers } from '../src/domain/business/customers';
 import { locations } from '../src/domain/business/locations';
@@ -6,7 +5,6 @@ import type { ProjectCreationInput, ProjectCreationResult } from '../src/domain/
 import { Project } from '../src/domain/work/project.entity';
 import { createProject, resolveEmployeeNumbers } from '../src/domain/work/projects-service';
 import { ApiError } from '../src/errors';
-import type { ContactCreate, CustomerCreate, LocationCreate } from '../src/generated/schemas';
 import type { ActivityDeps } from './deps';
 
 export interface ResolvedManagers {
@@ -15,12 +13,14 @@ export interface ResolvedManagers {
 }
 
 /**
- * The steps of project.created. Each is idempotent (a retry finds what an earlier attempt wrote) and each
- * returns ids only, so workflow history stays small.
+ * The steps of project.created: a read-only check, then one transaction that finds or creates the customer,
+ * location and contacts and creates the project, with the events of what it created. A failure anywhere
+ * leaves nothing behind and no event of a record that would end up unused; a retry after a crash finds what
+ * a committed attempt wrote (the project id is chosen before the workflow starts).
  */
 export function createProjectCreationActivities({ orm }: ActivityDeps) {
   return {
-    /** Everything that can make the operation fail, checked before anything is written. */
+    /** Everything that can make the operation fail for the caller's reasons, checked before anything is written. */
     async checkProjectCreation(input: ProjectCreationInput): Promise<ResolvedManagers> {
       const em = orm.em.fork();
       const existing = await em.findOne(Project, { company: input.actor.companyId, projectCode: input.project.projectCode });
@@ -34,42 +34,28 @@ export function createProjectCreationActivities({ orm }: ActivityDeps) {
       return { accountManagerId: ids.account_manager_emp_number ?? null, internalManagerId: ids.internal_manager_emp_number ?? null };
     },
 
-    /** Customers match by name, case-insensitively; an existing one is used unchanged. */
-    async ensureCustomer(actor: Actor, customer: CustomerCreate): Promise<string> {
-      return (await customers.findOrCreate(orm.em.fork(), actor, customer)).record.id;
-    },
-
-    /** Locations match by name under the customer. */
-    async ensureLocation(actor: Actor, customerId: string, location: Omit<LocationCreate, 'customer_id'>): Promise<string> {
-      return (await locations.findOrCreate(orm.em.fork(), actor, { ...location, customer_id: customerId })).record.id;
-    },
-
-    /** Contacts match by first and last name under the customer; the ids come back in the order given. */
-    async ensureContacts(actor: Actor, customerId: string, people: Omit<ContactCreate, 'customer_id'>[]): Promise<string[]> {
-      const ids: string[] = [];
-      for (const person of people) ids.push((await contacts.findOrCreate(orm.em.fork(), actor, { ...person, customer_id: customerId })).record.id);
-      return [...new Set(ids)];
-    },
-
-    async createProject(
-      input: ProjectCreationInput,
-      refs: { customerId: string; locationId: string; contactIds: string[]; managers: ResolvedManagers },
-    ): Promise<ProjectCreationResult> {
-      const { created } = await createProject(
-        orm.em.fork(),
-        input.actor,
-        {
-          ...input.project,
-          projectId: input.projectId,
-          customerId: refs.customerId,
-          locationId: refs.locationId,
-          contactIds: refs.contactIds,
-          accountManagerId: refs.managers.accountManagerId,
-          internalManagerId: refs.managers.internalManagerId,
-        },
-        input.eventId,
-      );
-      return { projectId: input.projectId, eventId: input.eventId, created };
+    /**
+     * Customers match by name, locations by name under the customer, contacts by first and last name under the
+     * customer, all case-insensitively; existing ones are used unchanged.
+     */
+    async createProjectWithParties(input: ProjectCreationInput, managers: ResolvedManagers): Promise<ProjectCreationResult> {
+      return orm.em.fork().transactional(async (tx) => {
+        const { actor } = input;
+        const customer = (await customers.findOrCreate(tx, actor, input.customer)).record;
+        const location = (await locations.findOrCreate(tx, actor, { ...input.location, customer_id: customer.id })).record;
+        const contactIds: string[] = [];
+        for (const person of input.contacts) {
+          const { record } = await contacts.findOrCreate(tx, actor, { ...person, customer_id: customer.id });
+          if (!contactIds.includes(record.id)) contactIds.push(record.id);
+        }
+        const { created } = await createProject(
+          tx,
+          actor,
+          { ...input.project, projectId: input.projectId, customerId: customer.id, locationId: location.id, contactIds, ...managers },
+          input.eventId,
+        );
+        return { projectId: input.projectId, eventId: input.eventId, created };
+      });
     },
   };
 }

@@ -29,7 +29,9 @@ const { attemptDelivery, markDeliveryFailed } = proxyActivities<WebhookDeliveryA
   // let a new worker take over within seconds when the one making it dies.
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  // Bounded, but long enough (about an hour) to ride out a database or network outage without losing the
+  // delivery; past that the run fails and an operator re-runs it (POST …/retry starts a new run).
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 60 },
 });
 
 const setStatus = (status: DeliveryStatus) => upsertSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);

@@ -1,19 +1,21 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { apiErrorFromDatabase } from '../db/database-errors';
 import { ApiError, ERROR_STATUS, type ErrorCode, type ErrorDetails } from '../errors';
 
 /**
- * A request the caller got wrong (a 4xx ApiError) cannot succeed on retry: activities raise it as a
- * non-retryable, benign ApplicationFailure typed with the error code, so the workflow fails at once and the
- * API can answer with the same error. Anything else is rethrown for Temporal to retry.
+ * A request the caller got wrong (a 4xx ApiError, or data PostgreSQL refuses) cannot succeed on retry:
+ * activities raise it as a non-retryable, benign ApplicationFailure typed with the error code, so the workflow
+ * fails at once and the API can answer with the same error. Anything else is rethrown for Temporal to retry.
  */
 export function toActivityFailure(error: unknown): unknown {
-  if (error instanceof ApiError && error.status < 500) {
+  const apiError = error instanceof ApiError ? error : apiErrorFromDatabase(error);
+  if (apiError && apiError.status < 500) {
     return ApplicationFailure.create({
-      message: error.message,
-      type: error.code,
+      message: apiError.message,
+      type: apiError.code,
       nonRetryable: true,
-      details: [error.details],
+      details: [apiError.details],
       category: 'BENIGN',
     });
   }

@@ -5,8 +5,9 @@ import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
 import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /**
- * The worker is killed with SIGKILL while project.created runs: after the customer, location and contacts
- * steps, with the project step's transaction open; a new worker finishes the operation once.
+ * The worker is killed with SIGKILL while project.created runs: inside the transaction that has written the
+ * customer, location and contacts and waits to write the project. Nothing of it is committed; a new worker
+ * finishes the operation once.
  */
 describe('worker killed during project.created', () => {
   let stack: TestStack;
@@ -27,8 +28,8 @@ describe('worker killed during project.created', () => {
       LOG_LEVEL: 'info',
     };
 
-    // Holds the advisory lock the project step takes on (company, project code): that step then waits
-    // inside its transaction, after the customer, location and contacts steps have committed.
+    // Holds the advisory lock the project takes on (company, project code): the creation then waits inside
+    // its transaction, with the customer, location and contacts written but not committed.
     const lockKey = naturalKey(tenant.companyId, 'project', 'CRASH-1');
     const blocker = new Client({ connectionString: stack.config.databaseUrl });
     await blocker.connect();
@@ -40,7 +41,6 @@ describe('worker killed during project.created', () => {
       await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
       const responsePromise = sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData('CRASH-1')));
 
-      await waitFor(async () => (await projectCounts(stack, tenant.companyId)).contacts === 2, 30_000, 'contacts to be written');
       await waitFor(
         async () => {
           const { rows } = await blocker.query(
@@ -50,12 +50,27 @@ describe('worker killed during project.created', () => {
           return rows.length > 0;
         },
         30_000,
-        'the project step to wait for the lock',
+        'the creation to wait for the project lock',
       );
+      // The transaction holds the locks of the customer, the location and both contacts it has written...
+      const { rows: held } = await blocker.query(
+        `select count(*)::int as n from pg_locks
+          where locktype = 'advisory' and granted and pid <> pg_backend_pid()
+            and database = (select oid from pg_database where datname = current_database())`,
+      );
+      expect(held[0].n).toBe(4);
+      // ...and none of it is visible: it is not committed.
+      expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 0, locations: 0, contacts: 0, projects: 0 });
       await stopProcess(first, 'SIGKILL');
       await blocker.query('select pg_advisory_unlock(hashtextextended($1, 0))', [lockKey]);
 
-      expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 0 });
+      // The killed transaction is rolled back: nothing half-created.
+      await waitFor(
+        async () => (await blocker.query("select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows.length === 0,
+        30_000,
+        'the killed transaction to end',
+      );
+      expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 0, locations: 0, contacts: 0, projects: 0 });
       const response = await responsePromise;
       expect(response.status).toBe(202);
       expect(response.body).toEqual({ success: true, message: expect.stringContaining('still being created'), event_id: expect.any(String), record_id: expect.any(String) });

@@ -1,6 +1,7 @@
-import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DriverException } from '@mikro-orm/core';
 import { ServiceError } from '@temporalio/client';
 import type { Middleware } from 'koa';
+import { apiErrorFromDatabase, isDatabaseUnavailable } from '../../db/database-errors';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
 
@@ -12,9 +13,8 @@ interface HttpLikeError {
 /** Turns anything thrown below into the spec's error body; unexpected errors are logged, never echoed. */
 function toApiError(error: unknown, method: string, path: string, requestId: string): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof UniqueConstraintViolationException) {
-    return new ApiError('CONFLICT', 'A record with the same identifying values already exists', { field: null, reason: 'already exists' });
-  }
+  const fromDatabase = apiErrorFromDatabase(error);
+  if (fromDatabase) return fromDatabase;
   // Errors of the body parser and router carry an HTTP status; a JSON syntax error comes as a SyntaxError.
   const http = error as HttpLikeError;
   if (!(error instanceof DriverException) && typeof http.status === 'number' && (http.status < 500 || http.status === 501)) {
@@ -34,6 +34,9 @@ function toApiError(error: unknown, method: string, path: string, requestId: str
   }
   if (error instanceof ServiceError) {
     return new ApiError('SERVICE_UNAVAILABLE', 'The workflow service is unavailable; try again shortly', { field: null, reason: 'temporarily unavailable' }, { 'Retry-After': '5' });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly', { field: null, reason: 'temporarily unavailable' }, { 'Retry-After': '5' });
   }
   return new ApiError('INTERNAL_ERROR', `An unexpected error occurred (request id ${requestId})`, { field: null, reason: 'internal error' });
 }
