@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
 import { errorHandler } from './middleware/error-handler';
+import { idempotency } from './middleware/idempotency';
 import { readJsonBody, requireValidBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
@@ -29,8 +30,8 @@ export function createRouters(deps: AppDeps) {
 /**
  * The whole HTTP surface, in the order a request meets it:
  * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
- * /api/v1 (auth → rate limit → JSON body → resource routes) | /webhooks/inbound (its own chain: auth → scope →
- * body bytes → signature → rate limit → JSON) → 404.
+ * /api/v1 (auth → rate limit → JSON body → Idempotency-Key → resource routes) | /webhooks/inbound (its own
+ * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       rateLimit('rest'),
       readJsonBody(deps.config.bodyLimitBytes),
       requireValidBody(),
+      idempotency(),
       rest.routes(),
       rest.allowedMethods({ throw: true }),
     ),

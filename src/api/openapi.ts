@@ -95,7 +95,7 @@ function errorResponses(method: string, hasBody: boolean, hasId: boolean): Json 
     401: { $ref: '#/components/responses/Unauthorized' },
     403: { $ref: '#/components/responses/Forbidden' },
     ...(hasId || method === 'get' ? { 404: { $ref: '#/components/responses/NotFound' } } : {}),
-    ...(writes ? { 409: { $ref: '#/components/responses/Conflict' } } : {}),
+    ...(writes ? { 409: { $ref: '#/components/responses/Conflict' }, 422: { $ref: '#/components/responses/IdempotencyKeyReused' } } : {}),
     ...(hasBody ? { 413: { $ref: '#/components/responses/PayloadTooLarge' }, 415: { $ref: '#/components/responses/UnsupportedMediaType' } } : {}),
     429: { $ref: '#/components/responses/RateLimited' },
     default: { $ref: '#/components/responses/Error' },
@@ -109,6 +109,7 @@ function restOperation(components: Components, spec: RouteSpec): Json {
     parameters.push({ name: 'id', in: 'path', required: true, description: `The ${spec.record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
   }
   for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: false, description: param.description, schema: param.schema });
+  if (method !== 'get') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
   const responses: Json = {};
   for (const [status, response] of Object.entries(spec.responses)) responses[status] = successResponse(components, response);
   return {
@@ -156,6 +157,7 @@ function inboundPath(components: Components, operations: readonly InboundOperati
         header('X-Webhook-Timestamp', true, 'Unix time in seconds; refused when more than 300 s from the server clock.', { type: 'string', pattern: '^\\d+$' }),
         header('X-Webhook-Signature', true, 'Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`.', { type: 'string', pattern: '^[0-9a-f]{64}$' }),
         header('X-Webhook-Source', false, 'The sending system; case-insensitive.', { type: 'string', enum: [...INBOUND_SOURCES], default: 'custom' }),
+        { $ref: '#/components/parameters/IdempotencyKey' },
       ],
       requestBody: {
         required: true,
@@ -178,6 +180,7 @@ function inboundPath(components: Components, operations: readonly InboundOperati
         ...errorResponses('post', true, false),
         404: { $ref: '#/components/responses/NotFound' },
         403: errorResponse('Signature verification failed (INVALID_SIGNATURE), or the key lacks webhooks:inbound'),
+        409: errorResponse('The signature was already used (REPLAYED_REQUEST), or a record conflicts (CONFLICT), or the Idempotency-Key is in use'),
       },
     },
   };
@@ -330,6 +333,17 @@ export function buildOpenApiDocument(options: { routes: readonly RouteSpec[]; in
     webhooks,
     components: {
       securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key: cik_<prefix>_<secret>.' } },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, ' +
+            'with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key.',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        },
+      },
       schemas: components.schemas,
       headers: {
         RateLimit: { description: 'IETF RateLimit: remaining requests and seconds to reset, per window.', schema: { type: 'string' } },
@@ -344,7 +358,8 @@ export function buildOpenApiDocument(options: { routes: readonly RouteSpec[]; in
         Unauthorized: errorResponse('Missing, unknown or revoked API key (UNAUTHORIZED)'),
         Forbidden: errorResponse('The API key lacks the scope (FORBIDDEN)'),
         NotFound: errorResponse('No such record in your company, or no such route (NOT_FOUND)'),
-        Conflict: errorResponse('A record with the same identifying values exists, or the record is still in use (CONFLICT)'),
+        Conflict: errorResponse('A record with the same identifying values exists or the record is still in use (CONFLICT), or a request with the same Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)'),
+        IdempotencyKeyReused: errorResponse('The Idempotency-Key was used for a different request (IDEMPOTENCY_KEY_REUSED)'),
         PayloadTooLarge: errorResponse('Body over the size limit (PAYLOAD_TOO_LARGE)'),
         UnsupportedMediaType: errorResponse('Body that is not application/json (UNSUPPORTED_MEDIA_TYPE)'),
         RateLimited: errorResponse('A rate-limit window is used up (RATE_LIMITED)', { 'Retry-After': { $ref: '#/components/headers/Retry-After' }, ...RATE_LIMIT_HEADERS }),

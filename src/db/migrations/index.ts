@@ -3,6 +3,7 @@ import { Migration20261120000000Initial } from './Migration20261120000000Initial
 import { Migration20261120000100RateLimits } from './Migration20261120000100RateLimits';
 import { Migration20261121000000Webhooks } from './Migration20261121000000Webhooks';
 import { Migration20261122000000BusinessAndVendors } from './Migration20261122000000BusinessAndVendors';
+import { Migration20261122000100RequestGuards } from './Migration20261122000100RequestGuards';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261120000100RateLimits', class: Migration20261120000100RateLimits },
   { name: 'Migration20261121000000Webhooks', class: Migration20261121000000Webhooks },
   { name: 'Migration20261122000000BusinessAndVendors', class: Migration20261122000000BusinessAndVendors },
+  { name: 'Migration20261122000100RequestGuards', class: Migration20261122000100RequestGuards },
 ];

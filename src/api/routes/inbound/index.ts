@@ -6,8 +6,10 @@ import { ApiError } from '../../../errors';
 import type { AppDeps, AppState } from '../../context';
 import { authenticate, requireScope } from '../../middleware/authenticate';
 import { readJsonBody, requireValidBody } from '../../middleware/json-body';
+import { idempotency } from '../../middleware/idempotency';
 import { rateLimit } from '../../middleware/rate-limit';
 import { INBOUND_OPERATIONS } from './operations';
+import { replayGuard } from './replay-guard';
 import { verifiedSignature } from './signature';
 import { INBOUND_SOURCES } from './sources';
 
@@ -40,6 +42,8 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
     requireScope(INBOUND_SCOPE),
     readJsonBody(config.bodyLimitBytes),
     verifiedSignature(secretBox),
+    idempotency(),
+    replayGuard(),
     rateLimit('inbound'),
     requireValidBody(),
     async (ctx) => {
