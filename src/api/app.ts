@@ -2,7 +2,6 @@ import Koa from 'koa';
 import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
 import { errorHandler } from './middleware/error-handler';
-import { idempotency } from './middleware/idempotency';
 import { readJsonBody, requireValidBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
@@ -30,7 +29,7 @@ export function createRouters(deps: AppDeps) {
 /**
  * The whole HTTP surface, in the order a request meets it:
  * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
- * /api/v1 (auth → rate limit → JSON body → Idempotency-Key → resource routes) | /webhooks/inbound (its own
+ * /api/v1 (auth → rate limit → JSON body → resource routes, writes behind Idempotency-Key) | /webhooks/inbound (its own
  * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
@@ -43,7 +42,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(errorHandler());
   app.use(storableText());
   app.use(health.routes());
+  app.use(health.allowedMethods());
   app.use(docs.routes());
+  app.use(docs.allowedMethods());
   app.use(
     underPath(
       '/api/v1',
@@ -51,12 +52,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       rateLimit('rest'),
       readJsonBody(deps.config.bodyLimitBytes),
       requireValidBody(),
-      idempotency(),
       rest.routes(),
-      rest.allowedMethods({ throw: true }),
+      rest.allowedMethods(),
     ),
   );
   app.use(inbound.routes());
-  app.use(inbound.allowedMethods({ throw: true }));
+  app.use(inbound.allowedMethods());
   return app;
 }

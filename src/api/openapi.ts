@@ -340,8 +340,9 @@ export function buildOpenApiDocument(options: { routes: readonly RouteSpec[]; in
           required: false,
           description:
             'Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, ' +
-            'with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key.',
-          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+            'with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. ' +
+            '1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
       schemas: components.schemas,

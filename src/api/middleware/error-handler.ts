@@ -48,6 +48,10 @@ export function errorHandler(): Middleware<AppState> {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new ApiError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`, { field: 'path', reason: 'no such route' });
       }
+      // The routers answer a known path with another method (405) or an unknown method (501) with an Allow header only.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        throw new ApiError('METHOD_NOT_ALLOWED', `${ctx.method} is not supported on ${ctx.path}`, { field: 'method', reason: `not allowed; allowed: ${ctx.response.get('Allow')}` });
+      }
     } catch (error) {
       const apiError = toApiError(error, ctx.method, ctx.path, ctx.state.requestId);
       if (apiError.status >= 500) ctx.state.log.error({ err: error }, 'request failed');

@@ -15,8 +15,8 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
  */
 export function idempotency(): Middleware<AppState> {
   return async (ctx, next) => {
+    if (ctx.headers['idempotency-key'] === undefined || !WRITES.has(ctx.method)) return next();
     const key = ctx.get('Idempotency-Key');
-    if (!key || !WRITES.has(ctx.method)) return next();
     if (!KEY.test(key)) throw ApiError.invalid('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
     const { em, principal } = ctx.state;
     const fingerprint = createHash('sha256').update(`${ctx.method} ${ctx.url}\n`).update(ctx.state.rawBody).digest('hex');

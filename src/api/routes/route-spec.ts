@@ -5,6 +5,7 @@ import type { JsonSchema } from '../../schemas/schema-files';
 import type { SchemaValidator } from '../../schemas/schema-validator';
 import type { AppState } from '../context';
 import { requireScope } from '../middleware/authenticate';
+import { idempotency } from '../middleware/idempotency';
 import { recordId } from '../record-id';
 
 /** A query parameter: documented by `schema`, turned into a value by `parse` (which throws a 400). */
@@ -66,7 +67,7 @@ export function parseQuery(params: readonly QueryParam[], query: Record<string, 
   return values;
 }
 
-/** Mounts `spec` on `router` with its checks in front of the handler. */
+/** Mounts `spec` on `router` with its checks in front of the handler (Idempotency-Key on writes). */
 export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator: SchemaValidator): void {
   const checks: Middleware<AppState>[] = [requireScope(spec.scope)];
   if (spec.path.includes('{id}')) {
@@ -88,5 +89,6 @@ export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator:
       return next();
     });
   }
+  if (spec.method !== 'GET') checks.push(idempotency());
   router.register(koaPath(spec.path), [spec.method], [...checks, spec.handler] as never);
 }

@@ -9,7 +9,7 @@ import type { AppState } from '../../context';
  */
 export function replayGuard(): Middleware<AppState> {
   return async (ctx, next) => {
-    if (ctx.get('Idempotency-Key')) return next();
+    if (ctx.headers['idempotency-key'] !== undefined) return next();
     const signature = ctx.get('X-Webhook-Signature');
     if (!(await firstUseOfSignature(ctx.state.em, ctx.state.principal.apiKeyId, signature))) {
       throw new ApiError(

@@ -4,6 +4,7 @@ import type { DeliveryAttempt } from '../../../domain/webhooks/delivery-attempt.
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../../domain/webhooks/deliveries-service';
 import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
+import { ApiError } from '../../../errors';
 import { iso } from '../../../events/payloads/format';
 import type { DeliveryAttempt as AttemptRecord, WebhookAlert as AlertRecord, WebhookDelivery as DeliveryRecord, WebhookDeliveryRetry } from '../../../generated/schemas';
 import type { AppDeps } from '../../context';
@@ -66,7 +67,10 @@ const eventTypeParam = {
   name: 'event_type',
   description: 'Deliveries of this event type (as sent in X-Webhook-Event).',
   schema: { type: 'string', minLength: 1, maxLength: 100 },
-  parse: (raw: string) => raw,
+  parse(raw: string) {
+    if (raw.length < 1 || raw.length > 100) throw ApiError.invalid('event_type', 'must be 1 to 100 characters');
+    return raw;
+  },
 };
 
 /** Delivery logs, re-runs and alerts of outbound webhooks (scope webhooks:manage). */
