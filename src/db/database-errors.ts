@@ -13,7 +13,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error);
   if ((code.startsWith('08') && code !== '08P01') || /^57P0[123]$/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)) return true;
   const { name, message } = (error ?? {}) as { name?: string; message?: string };
-  return name === 'KnexTimeoutError' || /Connection terminated|connection to server|terminating connection/i.test(message ?? '');
+  return (
+    name === 'KnexTimeoutError' ||
+    /Connection terminated|connection to server|terminating connection|not queryable|socket has been ended|connection timeout|Connection ended/i.test(message ?? '')
+  );
 }
 
 /**
