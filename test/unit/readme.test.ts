@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SETTINGS } from '../../src/config';
+import { ERROR_STATUS } from '../../src/errors';
 import { PROJECT_ROOT } from '../../src/paths';
 
 describe('README', () => {
@@ -8,6 +9,12 @@ describe('README', () => {
 
   it('documents every setting the service reads', () => {
     const missing = Object.keys(SETTINGS).filter((name) => !readme.includes(`| \`${name}\` |`));
+    expect(missing).toEqual([]);
+  });
+
+  it('has every error code in docs/errors.md', () => {
+    const errors = readFileSync(path.join(PROJECT_ROOT, 'docs/errors.md'), 'utf8');
+    const missing = Object.entries(ERROR_STATUS).filter(([code, status]) => !errors.includes(`| ${status} | \`${code}\` |`));
     expect(missing).toEqual([]);
   });
 
