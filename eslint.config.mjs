@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', './*', '../src/temporal/search-attributes'];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/'] },
   eslint.configs.recommended,
   tseslint.configs.recommended,
   {

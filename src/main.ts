@@ -28,6 +28,7 @@ async function main() {
   installTemporalRuntime(process.env.LOG_LEVEL ?? 'info');
   const env = { ...process.env };
   const stops: (() => Promise<unknown>)[] = [];
+  let clusterDir = `${LOCAL_DATA_DIR}/postgres`;
   // Stops what was started, last first: API, then worker, then Temporal and PostgreSQL.
   const shutdown = async () => {
     for (const stop of stops.reverse()) await stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
@@ -39,6 +40,7 @@ async function main() {
       const db = await startEmbeddedPostgres({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT, database: LOCAL_DATABASE });
       stops.push(db.stop);
       env.DATABASE_URL = db.url;
+      clusterDir = db.clusterDir;
     }
     if (!env.TEMPORAL_ADDRESS) {
       logger.info({ port: LOCAL_TEMPORAL_PORT }, 'starting Temporal dev server');
@@ -74,8 +76,9 @@ Construction integration service is running.
   REST API         ${base}/api/v1
   Inbound webhooks ${base}/webhooks/inbound
   Health           ${base}/health
+  API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}
-  Data             ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL on port ${LOCAL_POSTGRES_PORT}, data in ${LOCAL_DATA_DIR}`}
+  Data             ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL on port ${LOCAL_POSTGRES_PORT}, data in ${clusterDir}`}
 
 Create a company and an API key (in another terminal):
   npm run cli -- company create "Acme Construction"

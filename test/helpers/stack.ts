@@ -14,7 +14,9 @@ import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
+import { eventDataProblems } from './event-contract';
 import { testCertificate } from './https-receiver';
+import { eventDefinition } from '../../src/events/registry';
 
 /**
  * One test file's service: a real API on a free port, a Temporal client, and (unless asked not to) an
@@ -95,9 +97,38 @@ export async function startStack(options: { worker?: boolean; dispatcher?: boole
       await dispatcher?.stop();
       await worker?.close();
       await temporal.connection.close();
-      await orm.close();
+      try {
+        await assertOutboxMatchesEventSchemas(orm);
+      } finally {
+        await orm.close();
+      }
     },
   };
+}
+
+/**
+ * The event contract, checked on everything a test file made happen: every outbox event's data (shape A)
+ * and catalog data (shape B) has exactly the keys and types of its schema in schemas/events/.
+ */
+async function assertOutboxMatchesEventSchemas(orm: Orm): Promise<void> {
+  const events = await orm.em
+    .fork()
+    .getConnection()
+    .execute<{ id: string; event_type: string; data: Record<string, unknown> | null; catalog_data: Record<string, unknown> | null }[]>(
+      'select id, event_type, data, catalog_data from outbox_events',
+    );
+  const problems: string[] = [];
+  for (const event of events) {
+    const definition = eventDefinition(event.event_type);
+    const shapes = [
+      ['a', definition.shapeA, event.data],
+      ['b', definition.shapeB, event.catalog_data],
+    ] as const;
+    for (const [shape, name, data] of shapes) {
+      if (name && data) problems.push(...eventDataProblems(shape, name, data).map((p) => `${shape.toUpperCase()} ${name} ${event.id}: ${p}`));
+    }
+  }
+  if (problems.length) throw new Error(`Emitted events that differ from schemas/events/:\n${problems.slice(0, 20).join('\n')}`);
 }
 
 export interface Tenant {

@@ -67,15 +67,20 @@ export function parseQuery(params: readonly QueryParam[], query: Record<string, 
   return values;
 }
 
+/**
+ * Parses every `{id}` of `router`'s routes once, before anything else of the route runs: one that cannot be a
+ * record id is the same 404 as one that names no record. The route's name says what kind of record it is.
+ */
+export function parseRecordIds(router: Router<AppState>): void {
+  router.param('id', (id, ctx, next) => {
+    ctx.params.id = recordId(id, (ctx as { _matchedRouteName?: string })._matchedRouteName ?? 'Record');
+    return next();
+  });
+}
+
 /** Mounts `spec` on `router` with its checks in front of the handler (Idempotency-Key on writes). */
 export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator: SchemaValidator): void {
   const checks: Middleware<AppState>[] = [requireScope(spec.scope)];
-  if (spec.path.includes('{id}')) {
-    checks.push((ctx, next) => {
-      ctx.params.id = recordId(ctx.params.id, spec.record ?? 'Record');
-      return next();
-    });
-  }
   const params = spec.query ?? [];
   checks.push((ctx, next) => {
     ctx.state.query = parseQuery(params, ctx.query);
@@ -90,5 +95,5 @@ export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator:
     });
   }
   if (spec.method !== 'GET') checks.push(idempotency());
-  router.register(koaPath(spec.path), [spec.method], [...checks, spec.handler] as never);
+  router.register(koaPath(spec.path), [spec.method], [...checks, spec.handler] as never, { name: spec.record ?? 'Record' });
 }

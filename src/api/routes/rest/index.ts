@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context';
 import { RESOURCES } from '../../resources';
 import { resourceRoutes } from '../../resources/resource';
-import { mountRoute, type RouteSpec } from '../route-spec';
+import { mountRoute, parseRecordIds, type RouteSpec } from '../route-spec';
 import { webhookDeliveryRoutes } from './webhook-deliveries';
 import { webhookEndpointRoutes } from './webhook-endpoints';
 
@@ -14,6 +14,7 @@ export function restRouteSpecs(deps: AppDeps): RouteSpec[] {
 /** The REST router, under the version prefix of rest-api.md §9. */
 export function restRoutes(deps: AppDeps, specs: RouteSpec[] = restRouteSpecs(deps)): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/api/v1' });
+  parseRecordIds(router);
   for (const spec of specs) mountRoute(router, spec, deps.validator);
   return router;
 }
