@@ -30,9 +30,10 @@ interface RunResult {
   output: string;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<RunResult> {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // In a folder of its own: schemathesis keeps caches in its working directory.
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -131,6 +132,7 @@ describe('fuzzing the API from its OpenAPI document', () => {
         '--report-junit-path',
         reportFile,
       ],
+      dir,
       {
         ...process.env,
         PYTHONPATH: path.join(PROJECT_ROOT, 'test/fuzz'),
