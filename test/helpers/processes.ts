@@ -36,3 +36,12 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
     child.kill(signal);
   });
 }
+
+/**
+ * Rate-limit windows are fixed and aligned to the clock; a burst that crossed into the next minute would see
+ * its count start over. Waits, when needed, so that at least 20 seconds of the minute are left.
+ */
+export async function awayFromMinuteEdge(): Promise<void> {
+  const secondsLeft = 60 - ((Date.now() / 1000) % 60);
+  if (secondsLeft < 20) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
+}

@@ -1,3 +1,4 @@
+import { awayFromMinuteEdge } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /** Sends `count` requests one after another, returning their statuses. */
@@ -5,15 +6,6 @@ async function statuses(count: number, send: (i: number) => Promise<{ status: nu
   const result: number[] = [];
   for (let i = 0; i < count; i++) result.push((await send(i)).status);
   return result;
-}
-
-/**
- * Windows are fixed and aligned to the clock; a burst that crossed into the next minute would see its count
- * start over. Each burst starts with at least 20 seconds of its minute left.
- */
-async function awayFromMinuteEdge(): Promise<void> {
-  const secondsLeft = 60 - (Date.now() / 1000) % 60;
-  if (secondsLeft < 20) await new Promise((resolve) => setTimeout(resolve, secondsLeft * 1000 + 100));
 }
 
 describe('rate limits (counted in PostgreSQL, per API key)', () => {

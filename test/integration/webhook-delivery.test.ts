@@ -68,7 +68,16 @@ describe('outbound webhook deliveries', () => {
     expect(delivery.attempts[0]).toMatchObject({ trigger: 'automatic', error: 'HTTP 500', response_excerpt: 'temporarily broken', duration_ms: expect.any(Number) });
     expect(delivery.attempts[2].response_excerpt).toBe('{"received":true}');
 
-    const description = await stack.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId!)).describe();
+    // The workflow records the outcome in the database first and in its search attributes right after.
+    const handle = stack.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId!));
+    const description = await waitFor(
+      async () => {
+        const described = await handle.describe();
+        return described.typedSearchAttributes.getAll().some((p) => p.key.name === 'DeliveryStatus' && p.value === 'delivered') && described;
+      },
+      10_000,
+      'the DeliveryStatus search attribute',
+    );
     expect(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
       expect.arrayContaining([
         ['CompanyId', sender.companyId],
