@@ -1,5 +1,6 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
+import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
@@ -9,6 +10,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return withActivityFailures({
     ...createProjectCreationActivities(deps),
+    ...createProjectClosingActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

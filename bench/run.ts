@@ -21,7 +21,7 @@ import { connectOrm } from '../src/db/orm';
 import { createCompany, type IssuedApiKey, issueApiKey } from '../src/domain/accounts/api-keys-service';
 import { customers } from '../src/domain/business/customers';
 import { locations } from '../src/domain/business/locations';
-import { createProject } from '../src/domain/work/projects-service';
+import { createProject } from '../src/domain/work/projects';
 import { localEncryptionKey } from '../src/local-environment';
 import { PROJECT_ROOT } from '../src/paths';
 import { startReceiver, testCertificate } from '../test/helpers/https-receiver';
@@ -91,7 +91,7 @@ async function main() {
       await createProject(
         orm.em.fork(),
         actor,
-        { projectId: uuidv7(), projectCode: `B-${i}`, name: `Bench ${i}`, customerId: customer.id, locationId: location.id, contactIds: [], accountManagerId: null, internalManagerId: null },
+        { projectId: uuidv7(), project: { project_code: `B-${i}`, name: `Bench ${i}`, customer_id: customer.id, location_id: location.id } },
         uuidv7(),
       );
     }

@@ -171,7 +171,15 @@ function inboundPath(components: Components, operations: readonly InboundOperati
         },
       },
       responses: {
-        200: { description: 'Processed', headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: components.ref('common/responses.json#/$defs/inboundResult') } } },
+        200: {
+          description: 'Processed: the operation response, or for project.search and work_order.search the search response (webhooks.md 2.11)',
+          headers: RATE_LIMIT_HEADERS,
+          content: {
+            'application/json': {
+              schema: { oneOf: [components.ref('common/responses.json#/$defs/inboundResult'), components.ref('common/responses.json#/$defs/searchResult')] },
+            },
+          },
+        },
         202: {
           description: 'Accepted and still running (a multi-step operation that took longer than the wait); it finishes on its own',
           headers: RATE_LIMIT_HEADERS,

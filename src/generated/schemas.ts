@@ -51,6 +51,43 @@ export interface InboundResult {
 }
 
 /**
+ * Search response (webhooks.md 2.11): the matches, best first, at most 100.
+ */
+export interface InboundSearchResult {
+  success: boolean;
+  action: 'search';
+  results: (ProjectSearchHit | WorkOrderSearchHit)[];
+  /**
+   * How many results there are.
+   */
+  count: number;
+}
+
+export interface ProjectSearchHit {
+  id: string;
+  project_name: string;
+  project_code: string;
+  description: string | null;
+  start_date: string | null;
+  end_date: string | null;
+}
+
+export interface WorkOrderSearchHit {
+  id: string;
+  work_order_number: string;
+  phase_name: string;
+  status: string;
+  priority: string;
+  start_date: string | null;
+  end_date: string | null;
+  project: {
+    id: string;
+    project_code: string;
+    project_name: string;
+  };
+}
+
+/**
  * Fired when a contact person of a customer is created.
  */
 export interface ContactCreatedData {
@@ -807,7 +844,10 @@ export interface WorkOrderCreatedData {
    */
   estimated_hours: string | null;
   travel_time_hours: number | null;
-  additional_labor_cost: number | null;
+  /**
+   * Additional labour cost; 0 when there is none.
+   */
+  additional_labor_cost: number;
   /**
    * A value seen: internal.
    */
@@ -846,7 +886,7 @@ export interface WorkOrderCreatedData {
   scheduler_notes: {
     subtrade_required: string | null;
     scheduling_insights: string | null;
-  } | null;
+  };
   custom_fields: {
     [k: string]: string;
   };
@@ -2014,48 +2054,17 @@ export interface LocationDeletedInput {
 }
 
 /**
- * project.created data (webhooks.md 2.3). project_code and project_name are required here (the spec leaves it open): the code is what makes a resend recognisable. start_date and end_date are accepted in addition to the spec's fields.
+ * project_code and project_name are required besides the spec's customer_name and location_name: the code is what makes a resend recognisable.
  */
 export interface ProjectCreatedInput {
-  project_name: string;
-  project_code: string;
-  description?: string;
-  customer_name: string;
-  location_name: string;
-  customer_type?: string;
-  customer_email?: string;
-  customer_phone?: string;
-  customer_website?: string;
-  customer_status?: string;
-  customer_notes?: string;
-  location_address_line_1?: string;
-  location_address_line_2?: string;
-  location_city?: string;
-  location_province?: string;
-  location_postal_code?: string;
-  location_country?: string;
-  location_notes?: string;
+  description?: string | null;
   /**
-   * @maxItems 50
+   * e.g. high
    */
-  contacts?: {
-    first_name: string;
-    last_name: string;
-    title?: string;
-    email?: string;
-    phone?: string;
-    mobile?: string;
-    notes?: string;
-    is_primary?: boolean;
-    /**
-     * @maxItems 200
-     */
-    contact_tags?: string[];
-  }[];
-  account_manager_emp_number?: string;
-  internal_manager_emp_number?: string;
-  priority?: string;
-  color_index?: number;
+  priority?: string | null;
+  color_index?: number | null;
+  start_date?: string | null;
+  end_date?: string | null;
   /**
    * @maxItems 200
    */
@@ -2070,8 +2079,135 @@ export interface ProjectCreatedInput {
     name: string;
     url: string;
   }[];
-  start_date?: string;
-  end_date?: string;
+  project_name: string;
+  customer_type?: string | null;
+  customer_email?: string | null;
+  customer_phone?: string | null;
+  customer_website?: string | null;
+  customer_status?: string | null;
+  customer_notes?: string | null;
+  location_address_line_1?: string | null;
+  location_address_line_2?: string | null;
+  location_city?: string | null;
+  location_province?: string | null;
+  location_postal_code?: string | null;
+  location_country?: string | null;
+  location_notes?: string | null;
+  /**
+   * Contacts of the customer, found by first and last name or created, and linked to the project.
+   *
+   * @maxItems 50
+   *
+   * Items: A contact of the customer found by first and last name (case-insensitively) or created with these fields.
+   */
+  contacts?: {
+    first_name: string;
+    last_name: string;
+    title?: string | null;
+    email?: string | null;
+    phone?: string | null;
+    phone_ext?: string | null;
+    mobile?: string | null;
+    notes?: string | null;
+    is_primary?: boolean;
+    /**
+     * @maxItems 200
+     */
+    contact_tags?: string[];
+  }[];
+  account_manager_emp_number?: string | null;
+  internal_manager_emp_number?: string | null;
+  project_code: string;
+  customer_name: string;
+  location_name: string;
+}
+
+/**
+ * customer_name and location_name switch the project's customer or location, creating them when missing, as creation does; customer_* and location_* fields update the (new) customer's and location's details; contacts are found or created and linked.
+ */
+export interface ProjectUpdatedInput {
+  description?: string | null;
+  /**
+   * e.g. high
+   */
+  priority?: string | null;
+  color_index?: number | null;
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  custom_fields?: {
+    [k: string]: string;
+  };
+  /**
+   * @maxItems 100
+   */
+  docs?: {
+    name: string;
+    url: string;
+  }[];
+  project_name?: string;
+  customer_type?: string | null;
+  customer_email?: string | null;
+  customer_phone?: string | null;
+  customer_website?: string | null;
+  customer_status?: string | null;
+  customer_notes?: string | null;
+  location_address_line_1?: string | null;
+  location_address_line_2?: string | null;
+  location_city?: string | null;
+  location_province?: string | null;
+  location_postal_code?: string | null;
+  location_country?: string | null;
+  location_notes?: string | null;
+  /**
+   * Contacts of the customer, found by first and last name or created, and linked to the project.
+   *
+   * @maxItems 50
+   *
+   * Items: A contact of the customer found by first and last name (case-insensitively) or created with these fields.
+   */
+  contacts?: {
+    first_name: string;
+    last_name: string;
+    title?: string | null;
+    email?: string | null;
+    phone?: string | null;
+    phone_ext?: string | null;
+    mobile?: string | null;
+    notes?: string | null;
+    is_primary?: boolean;
+    /**
+     * @maxItems 200
+     */
+    contact_tags?: string[];
+  }[];
+  account_manager_emp_number?: string | null;
+  internal_manager_emp_number?: string | null;
+  project_code: string;
+  customer_name?: string;
+  location_name?: string;
+}
+
+export interface ProjectDeletedInput {
+  project_code: string;
+  /**
+   * Sent as reason in the catalog event.
+   */
+  reason?: string | null;
+}
+
+export interface ProjectClosedInput {
+  project_code: string;
+  close_work_orders?: boolean;
+}
+
+export interface ProjectSearchInput {
+  search_term: string;
+  search_field?: 'project_name' | 'project_code';
+  exact_match?: boolean;
 }
 
 /**
@@ -2169,6 +2305,253 @@ export interface VendorUpdatedInput {
 
 export interface VendorDeletedInput {
   vendor_name: string;
+}
+
+export interface WorkOrderCreatedInput {
+  status?: WorkOrderStatus;
+  priority?: 'low' | 'normal' | 'high' | 'urgent';
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  end_time?: string | null;
+  expected_start_date?: string | null;
+  expected_end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_end_time?: string | null;
+  people_required?: number | null;
+  /**
+   * Skill name to the number of people with it.
+   */
+  people_skill_requirements?: {
+    [k: string]: number;
+  };
+  /**
+   * Free text, e.g. "3 days, 8 h each".
+   */
+  days_hours_required?: string | null;
+  /**
+   * e.g. internal
+   */
+  performed_by?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  /**
+   * @maxItems 200
+   */
+  specialty_materials?: string[];
+  scheduler_notes?: {
+    subtrade_required?: string | null;
+    scheduling_insights?: string | null;
+  };
+  custom_fields?: {
+    [k: string]: string;
+  };
+  display_order?: number | null;
+  require_daily_report?: boolean;
+  require_completion_report?: boolean;
+  travel_time_hours?: number | null;
+  additional_labor_cost?: number;
+  phase_name: string;
+  /**
+   * Alias of people_required.
+   */
+  required_headcount?: number | null;
+  /**
+   * Alias of days_hours_required.
+   */
+  estimated_hours?: string | null;
+  /**
+   * Alias of expected_start_date.
+   */
+  requested_start_date?: string | null;
+  /**
+   * Alias of expected_end_date.
+   */
+  requested_end_date?: string | null;
+  /**
+   * Alias of expected_start_time.
+   */
+  requested_start_time?: string | null;
+  /**
+   * Alias of expected_end_time.
+   */
+  requested_end_time?: string | null;
+  site_lead_emp_number?: string | null;
+  /**
+   * The crew, by employee number, in order (the site lead need not be listed).
+   *
+   * @maxItems 100
+   */
+  assigned_emp_numbers?: string[];
+  scope_of_work?: {
+    /**
+     * @maxItems 50
+     */
+    checklists: {
+      checklist_name: string;
+      /**
+       * @maxItems 200
+       */
+      items: {
+        item_name: string;
+        status?: 'pending' | 'complete';
+      }[];
+    }[];
+  };
+  project_code: string;
+  /**
+   * Assigned (WO-000001, …) when not given.
+   */
+  work_order_number?: string;
+}
+
+export interface WorkOrderUpdatedInput {
+  status?: WorkOrderStatus;
+  priority?: 'low' | 'normal' | 'high' | 'urgent';
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  end_time?: string | null;
+  expected_start_date?: string | null;
+  expected_end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_end_time?: string | null;
+  people_required?: number | null;
+  /**
+   * Skill name to the number of people with it.
+   */
+  people_skill_requirements?: {
+    [k: string]: number;
+  };
+  /**
+   * Free text, e.g. "3 days, 8 h each".
+   */
+  days_hours_required?: string | null;
+  /**
+   * e.g. internal
+   */
+  performed_by?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  /**
+   * @maxItems 200
+   */
+  specialty_materials?: string[];
+  scheduler_notes?: {
+    subtrade_required?: string | null;
+    scheduling_insights?: string | null;
+  };
+  custom_fields?: {
+    [k: string]: string;
+  };
+  display_order?: number | null;
+  require_daily_report?: boolean;
+  require_completion_report?: boolean;
+  travel_time_hours?: number | null;
+  additional_labor_cost?: number;
+  phase_name?: string;
+  /**
+   * Alias of people_required.
+   */
+  required_headcount?: number | null;
+  /**
+   * Alias of days_hours_required.
+   */
+  estimated_hours?: string | null;
+  /**
+   * Alias of expected_start_date.
+   */
+  requested_start_date?: string | null;
+  /**
+   * Alias of expected_end_date.
+   */
+  requested_end_date?: string | null;
+  /**
+   * Alias of expected_start_time.
+   */
+  requested_start_time?: string | null;
+  /**
+   * Alias of expected_end_time.
+   */
+  requested_end_time?: string | null;
+  site_lead_emp_number?: string | null;
+  /**
+   * The crew, by employee number, in order (the site lead need not be listed).
+   *
+   * @maxItems 100
+   */
+  assigned_emp_numbers?: string[];
+  scope_of_work?: {
+    /**
+     * @maxItems 50
+     */
+    checklists: {
+      checklist_name: string;
+      /**
+       * @maxItems 200
+       */
+      items: {
+        item_name: string;
+        status?: 'pending' | 'complete';
+      }[];
+    }[];
+  };
+  work_order_number: string;
+  /**
+   * Moves the work order to this project.
+   */
+  project_code?: string;
+}
+
+/**
+ * Identified by work_order_number, or by project_code with phase_name together (one of the two; 400 otherwise).
+ */
+export interface WorkOrderDeletedInput {
+  work_order_number?: string;
+  project_code?: string;
+  phase_name?: string;
+  /**
+   * Sent as reason in the catalog event.
+   */
+  reason?: string | null;
+}
+
+export interface WorkOrderSearchInput {
+  search_term: string;
+  search_field?: 'phase_name' | 'work_order_number';
+  exact_match?: boolean;
+  /**
+   * Only work orders of this project.
+   */
+  project_code?: string;
 }
 
 export interface ContactCreate {
@@ -2378,21 +2761,256 @@ export interface Location {
 }
 
 /**
- * The spec's list fields (id, name, status, customer_id, start_date, created_at) plus the project code and descriptive fields.
+ * active or on_hold; closed only by closing (POST /projects/{id}/close or inbound project.closed).
+ */
+export type ProjectStatus = 'active' | 'on_hold' | 'closed';
+
+/**
+ * Runs the same creation workflow as inbound project.created. The customer is named by customer_id, or given as customer (found by name or created); the location likewise, under that customer.
+ */
+export interface ProjectCreate {
+  description?: string | null;
+  /**
+   * e.g. high
+   */
+  priority?: string | null;
+  color_index?: number | null;
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  custom_fields?: {
+    [k: string]: string;
+  };
+  /**
+   * @maxItems 100
+   */
+  docs?: {
+    name: string;
+    url: string;
+  }[];
+  name: string;
+  status?: 'active' | 'on_hold';
+  account_manager_id?: string | null;
+  /**
+   * The project owner.
+   */
+  internal_manager_id?: string | null;
+  /**
+   * Contacts of the project's customer.
+   *
+   * @maxItems 50
+   */
+  contact_ids?: string[];
+  project_code: string;
+  customer_id?: string;
+  /**
+   * A customer found by name (case-insensitively) or created with these fields.
+   */
+  customer?: {
+    /**
+     * Unique in the company, compared case-insensitively.
+     */
+    name: string;
+    /**
+     * e.g. commercial, residential
+     */
+    type?: string | null;
+    email?: string | null;
+    phone?: string | null;
+    website?: string | null;
+    /**
+     * e.g. Active, Inactive
+     */
+    status?: string | null;
+    notes?: string | null;
+    billing_address?: BillingAddress;
+  };
+  location_id?: string;
+  /**
+   * A location of the customer found by name (case-insensitively) or created with these fields.
+   */
+  location?: {
+    name: string;
+    address_line_1?: string | null;
+    address_line_2?: string | null;
+    city?: string | null;
+    province?: string | null;
+    postal_code?: string | null;
+    country?: string | null;
+    phone?: string | null;
+    notes?: string | null;
+    /**
+     * Latitude and longitude in decimal degrees (WGS 84); null clears them.
+     */
+    coordinates?: {
+      latitude: number;
+      longitude: number;
+    } | null;
+  };
+  /**
+   * @maxItems 50
+   *
+   * Items: A contact of the customer found by first and last name (case-insensitively) or created with these fields.
+   */
+  contacts?: {
+    first_name: string;
+    last_name: string;
+    title?: string | null;
+    email?: string | null;
+    phone?: string | null;
+    phone_ext?: string | null;
+    mobile?: string | null;
+    notes?: string | null;
+    is_primary?: boolean;
+    /**
+     * @maxItems 200
+     */
+    contact_tags?: string[];
+  }[];
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field. customer_id and location_id move the project (the location must be the customer's); project_code renames it. A closed project does not change (409).
+ */
+export interface ProjectUpdate {
+  description?: string | null;
+  /**
+   * e.g. high
+   */
+  priority?: string | null;
+  color_index?: number | null;
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  custom_fields?: {
+    [k: string]: string;
+  };
+  /**
+   * @maxItems 100
+   */
+  docs?: {
+    name: string;
+    url: string;
+  }[];
+  name?: string;
+  status?: 'active' | 'on_hold';
+  account_manager_id?: string | null;
+  /**
+   * The project owner.
+   */
+  internal_manager_id?: string | null;
+  /**
+   * Contacts of the project's customer.
+   *
+   * @maxItems 50
+   */
+  contact_ids?: string[];
+  /**
+   * Renames the project's code (409 when another project has it).
+   */
+  project_code?: string;
+  customer_id?: string;
+  location_id?: string;
+}
+
+export interface ProjectClose {
+  /**
+   * Close the incomplete work orders too; without it, closing fails while there are any.
+   */
+  close_work_orders?: boolean;
+}
+
+/**
+ * The spec's list fields (id, name, status, customer_id, start_date, created_at) and the rest of the project.
  */
 export interface Project {
   id: string;
   project_code: string;
   name: string;
   description: string | null;
-  status: string;
+  status: ProjectStatus;
   priority: string | null;
+  color_index: number | null;
   customer_id: string;
   location_id: string;
+  contact_ids: string[];
+  account_manager_id: string | null;
+  internal_manager_id: string | null;
   start_date: string | null;
   end_date: string | null;
+  equipment: string[];
+  custom_fields: {
+    [k: string]: string;
+  };
+  docs: {
+    name: string;
+    url: string;
+  }[];
+  closed_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * The project is still being created (its workflow took longer than the wait); it will have this id.
+ */
+export interface ProjectPending {
+  id: string;
+  project_code: string;
+  message: string;
+}
+
+export interface ScheduleEntry {
+  work_order_id: string;
+  work_order_number: string;
+  title: string;
+  status: string;
+  priority: string;
+  /**
+   * No start or end time: the entry covers whole days.
+   */
+  all_day: boolean;
+  /**
+   * start_date and start_time (00:00 when none), UTC.
+   */
+  starts_at: string;
+  /**
+   * end_date and end_time (23:59 when none), UTC; null without an end date.
+   */
+  ends_at: string | null;
+  start_date: string;
+  end_date: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  project: {
+    id: string;
+    project_code: string;
+    name: string;
+  };
+  location: {
+    id: string;
+    name: string;
+    /**
+     * One line.
+     */
+    address: string | null;
+    coordinates: Coordinates;
+  };
+  /**
+   * The site lead first, then the crew in its order.
+   */
+  crew: {
+    employee_id: string;
+    emp_number: string;
+    name: string;
+    role: 'site_lead' | 'crew_member';
+  }[];
 }
 
 export interface SkillCreate {
@@ -2720,18 +3338,204 @@ export interface WebhookEndpoint {
   secret?: string;
 }
 
-export interface WorkOrderCreate {
-  title: string;
-  project_id: string;
+/**
+ * open → scheduled → in_progress → complete → closed, with on_hold and cancelled; docs/decisions.md lists the transitions.
+ */
+export type WorkOrderStatus = 'open' | 'scheduled' | 'in_progress' | 'on_hold' | 'complete' | 'closed' | 'cancelled';
+
+export interface ScopeOfWork {
   /**
-   * Employee ids; the order is kept.
+   * @maxItems 50
+   */
+  checklists: {
+    title: string;
+    /**
+     * @maxItems 200
+     */
+    items: {
+      text: string;
+      completed: boolean;
+    }[];
+  }[];
+}
+
+export interface WorkOrderCreate {
+  status?: WorkOrderStatus;
+  priority?: 'low' | 'normal' | 'high' | 'urgent';
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  end_time?: string | null;
+  expected_start_date?: string | null;
+  expected_end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_end_time?: string | null;
+  people_required?: number | null;
+  /**
+   * Skill name to the number of people with it.
+   */
+  people_skill_requirements?: {
+    [k: string]: number;
+  };
+  /**
+   * Free text, e.g. "3 days, 8 h each".
+   */
+  days_hours_required?: string | null;
+  /**
+   * e.g. internal
+   */
+  performed_by?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  /**
+   * @maxItems 200
+   */
+  specialty_materials?: string[];
+  scheduler_notes?: {
+    subtrade_required?: string | null;
+    scheduling_insights?: string | null;
+  };
+  custom_fields?: {
+    [k: string]: string;
+  };
+  display_order?: number | null;
+  require_daily_report?: boolean;
+  require_completion_report?: boolean;
+  travel_time_hours?: number | null;
+  additional_labor_cost?: number;
+  /**
+   * The phase name (webhooks.md calls it phase_name).
+   */
+  title: string;
+  /**
+   * Sets start_date and start_time (UTC); send one or the other.
+   */
+  scheduled_start?: string | null;
+  /**
+   * Sets end_date and end_time (UTC).
+   */
+  scheduled_end?: string | null;
+  /**
+   * An employee of the company.
+   */
+  site_lead_id?: string | null;
+  /**
+   * Employee ids, in the order given (kept).
    *
    * @maxItems 100
    */
   assigned_to?: string[];
-  scheduled_start?: string;
-  scheduled_end?: string;
+  scope_of_work?: ScopeOfWork;
+  project_id: string;
+  /**
+   * Assigned (WO-000001, …) when not given.
+   */
+  work_order_number?: string;
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field. A new status must be a legal transition (409 otherwise); project_id moves the work order to another project.
+ */
+export interface WorkOrderUpdate {
+  status?: WorkOrderStatus;
   priority?: 'low' | 'normal' | 'high' | 'urgent';
+  start_date?: string | null;
+  end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  end_time?: string | null;
+  expected_start_date?: string | null;
+  expected_end_date?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_start_time?: string | null;
+  /**
+   * HH:MM, 24-hour.
+   */
+  expected_end_time?: string | null;
+  people_required?: number | null;
+  /**
+   * Skill name to the number of people with it.
+   */
+  people_skill_requirements?: {
+    [k: string]: number;
+  };
+  /**
+   * Free text, e.g. "3 days, 8 h each".
+   */
+  days_hours_required?: string | null;
+  /**
+   * e.g. internal
+   */
+  performed_by?: string | null;
+  /**
+   * @maxItems 200
+   */
+  equipment?: string[];
+  /**
+   * @maxItems 200
+   */
+  specialty_materials?: string[];
+  scheduler_notes?: {
+    subtrade_required?: string | null;
+    scheduling_insights?: string | null;
+  };
+  custom_fields?: {
+    [k: string]: string;
+  };
+  display_order?: number | null;
+  require_daily_report?: boolean;
+  require_completion_report?: boolean;
+  travel_time_hours?: number | null;
+  additional_labor_cost?: number;
+  /**
+   * The phase name (webhooks.md calls it phase_name).
+   */
+  title?: string;
+  /**
+   * Sets start_date and start_time (UTC); send one or the other.
+   */
+  scheduled_start?: string | null;
+  /**
+   * Sets end_date and end_time (UTC).
+   */
+  scheduled_end?: string | null;
+  /**
+   * An employee of the company.
+   */
+  site_lead_id?: string | null;
+  /**
+   * Employee ids, in the order given (kept).
+   *
+   * @maxItems 100
+   */
+  assigned_to?: string[];
+  scope_of_work?: ScopeOfWork;
+  /**
+   * Renumbers the work order (409 when another has the number).
+   */
+  work_order_number?: string;
+  project_id?: string;
 }
 
 export interface WorkOrder {
@@ -2739,11 +3543,44 @@ export interface WorkOrder {
   work_order_number: string;
   title: string;
   project_id: string;
-  assigned_to: string[];
+  status: WorkOrderStatus;
+  priority: string;
+  /**
+   * start_date and start_time (00:00 when no time) in UTC.
+   */
   scheduled_start: string | null;
   scheduled_end: string | null;
-  priority: string;
-  status: string;
+  start_date: string | null;
+  end_date: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  expected_start_date: string | null;
+  expected_end_date: string | null;
+  expected_start_time: string | null;
+  expected_end_time: string | null;
+  people_required: number | null;
+  people_skill_requirements: {
+    [k: string]: number;
+  };
+  days_hours_required: string | null;
+  performed_by: string | null;
+  site_lead_id: string | null;
+  assigned_to: string[];
+  scope_of_work: ScopeOfWork;
+  equipment: string[];
+  specialty_materials: string[];
+  scheduler_notes: {
+    subtrade_required: string | null;
+    scheduling_insights: string | null;
+  };
+  custom_fields: {
+    [k: string]: string;
+  };
+  display_order: number | null;
+  require_daily_report: boolean;
+  require_completion_report: boolean;
+  travel_time_hours: number | null;
+  additional_labor_cost: number;
   created_at: string;
   updated_at: string;
 }

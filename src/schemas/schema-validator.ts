@@ -14,6 +14,12 @@ const FORMAT_REASONS: Record<string, string> = {
   uuid: 'must be a UUID (8-4-4-4-12 hexadecimal digits)',
 };
 
+/** Patterns of schemas/common/definitions.json, said in words. */
+const PATTERN_REASONS: Record<string, string> = {
+  '\\S': 'must not be blank',
+  '^([01][0-9]|2[0-3]):[0-5][0-9]$': 'must be a time (HH:MM, 24-hour)',
+};
+
 /** `/data/contacts/0/email` + `first_name` → `data.contacts[0].email.first_name` style dotted paths. */
 function fieldOf(error: ErrorObject, prefix: string): string {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -45,7 +51,7 @@ function reasonOf(error: ErrorObject, all: ErrorObject[]): string {
       return types.length ? `must be of type ${[...new Set(types)].join(' or ')}` : 'does not match any accepted form';
     }
     case 'pattern':
-      return params.pattern === '\\S' ? 'must not be blank' : `must match the pattern ${String(params.pattern)}`;
+      return PATTERN_REASONS[params.pattern as string] ?? `must match the pattern ${String(params.pattern)}`;
     case 'minimum':
     case 'exclusiveMinimum':
       return `must be ${error.keyword === 'minimum' ? 'at least' : 'more than'} ${String(params.limit)}`;

@@ -3,7 +3,7 @@ import type { Actor } from '../../src/domain/accounts/actor';
 import { customers } from '../../src/domain/business/customers';
 import { locations } from '../../src/domain/business/locations';
 import { createEmployee, type NewEmployee } from '../../src/domain/people/employees-service';
-import { createProject } from '../../src/domain/work/projects-service';
+import { createProject } from '../../src/domain/work/projects';
 import type { Tenant, TestStack } from './stack';
 
 export const actorOf = (tenant: Tenant): Actor => ({ companyId: tenant.companyId, apiKeyId: tenant.apiKeyId });
@@ -17,7 +17,7 @@ export async function seedProject(stack: TestStack, tenant: Tenant, projectCode 
   await createProject(
     stack.em(),
     actor,
-    { projectId, projectCode, name: `Project ${projectCode}`, customerId: customer.id, locationId: location.id, contactIds: [], accountManagerId: null, internalManagerId: null },
+    { projectId, project: { project_code: projectCode, name: `Project ${projectCode}`, customer_id: customer.id, location_id: location.id } },
     v7(),
   );
   return projectId;

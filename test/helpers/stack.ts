@@ -131,6 +131,15 @@ async function assertOutboxMatchesEventSchemas(orm: Orm): Promise<void> {
   if (problems.length) throw new Error(`Emitted events that differ from schemas/events/:\n${problems.slice(0, 20).join('\n')}`);
 }
 
+/** Environment of a worker or API running as its own process against the stack's database and task queue. */
+export const processEnvOf = (stack: TestStack): Record<string, string> => ({
+  DATABASE_URL: stack.config.databaseUrl,
+  TEMPORAL_ADDRESS: stack.config.temporal.address,
+  TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+  WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
+  LOG_LEVEL: 'info',
+});
+
 export interface Tenant {
   companyId: string;
   apiKeyId: string;

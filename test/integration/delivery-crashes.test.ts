@@ -4,22 +4,18 @@ import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/webhooks/de
 import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
 import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
-import { createTenant, envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { createTenant, envelope, processEnvOf, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 
 let seq = 0;
 const employee = () => envelope('employee.created', { emp_number: `CRASH-${++seq}`, name: 'Crash Test', email: 'c@example.com', employee_type: 'office' });
 
-/** Environment of a worker or API running as its own process against the stack's database and queue. */
+/** The stack's process environment, delivering to the test receiver quickly. */
 const processEnv = (stack: TestStack): Record<string, string> => ({
-  DATABASE_URL: stack.config.databaseUrl,
-  TEMPORAL_ADDRESS: stack.config.temporal.address,
-  TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
-  WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
+  ...processEnvOf(stack),
   WEBHOOK_ALLOW_LOOPBACK: 'true',
   WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2',
   NODE_EXTRA_CA_CERTS: testCertificate().certFile,
-  LOG_LEVEL: 'info',
 });
 
 describe('deliveries survive crashes', () => {

@@ -1,5 +1,6 @@
 import { signWebhook } from '../../src/crypto/webhook-signature';
 import { countRows, seedProject } from '../helpers/fixtures';
+import { awayFromMinuteEdge } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 /**
@@ -102,10 +103,10 @@ describe('hostile input', () => {
     it('accepts the edges of the range', async () => {
       const response = await request(stack.baseUrl, 'POST', '/api/v1/work-orders', {
         key: admin.key,
-        body: { title: 'Edges', project_id: projectId, scheduled_start: '0001-01-01T00:00:00Z', scheduled_end: '9999-12-31T23:59:59Z' },
+        body: { title: 'Edges', project_id: projectId, scheduled_start: '0001-01-01T00:00:00Z', scheduled_end: '9999-12-31T23:59:00Z' },
       });
       expect(response.status).toBe(201);
-      expect(response.body).toMatchObject({ scheduled_start: '0001-01-01T00:00:00.000Z', scheduled_end: '9999-12-31T23:59:59.000Z' });
+      expect(response.body).toMatchObject({ scheduled_start: '0001-01-01T00:00:00.000Z', scheduled_end: '9999-12-31T23:59:00.000Z' });
     });
   });
 
@@ -206,6 +207,7 @@ describe('hostile input', () => {
   describe('forged inbound requests', () => {
     it('are counted apart, so they cannot use up the budget of signed requests', async () => {
       const sender = await createTenant(stack.orm, ['webhooks:inbound']);
+      await awayFromMinuteEdge();
       const forged = [];
       for (let i = 0; i < 50; i++) forged.push((await sendInbound(stack.baseUrl, sender, envelope('test.connection'), { secret: 'whsec_leaked-key-id-but-not-the-secret' })).status);
       expect(forged.slice(0, 20).every((s) => s === 403)).toBe(true);

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { type ProjectCreationInput, runProjectCreation } from '../../src/domain/work/project-creation';
+import { type ProjectCreationInput, projectCreationWorkflowId, runProjectCreation } from '../../src/domain/work/project-creation';
 import { ApiError } from '../../src/errors';
 import { actorOf, outboxOf, projectCounts } from '../helpers/fixtures';
 import { createTenant, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -27,7 +27,10 @@ describe('project.created with data the database refuses', () => {
     customer: { name: overrides.customerName ?? `Poison Customer ${code}` },
     location: { name: 'Poison Site' },
     contacts: [{ first_name: 'Pat', last_name: 'Poison' }],
-    project: { projectCode: code, name: `Project ${code}`, startDate: overrides.startDate },
+    contactIds: [],
+    accountManager: null,
+    internalManager: null,
+    project: { project_code: code, name: `Project ${code}`, start_date: overrides.startDate },
   });
 
   async function failureOf(promise: Promise<unknown>): Promise<ApiError> {
@@ -52,7 +55,7 @@ describe('project.created with data the database refuses', () => {
     // Not retried: a retried activity would take at least its first backoff (1 s) per attempt.
     expect(Date.now() - started).toBeLessThan(10_000);
 
-    const handle = stack.temporal.workflow.getHandle(`project.created/${tenant.companyId}/${code}`);
+    const handle = stack.temporal.workflow.getHandle(projectCreationWorkflowId(tenant.companyId, code));
     const failed = await handle.describe();
     expect(failed.status.name).toBe('FAILED');
     const history = await handle.fetchHistory();

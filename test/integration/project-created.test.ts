@@ -20,9 +20,17 @@ describe('project.created (projectCreation workflow)', () => {
     expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 1 });
 
     const events = await outboxOf(stack, tenant.companyId);
-    expect(events.map((e) => e.event_type)).toEqual(['employee.created', 'customer.created', 'location.created', 'contact.created', 'contact.created', 'project.created']);
+    expect(events.map((e) => e.event_type)).toEqual([
+      'employee.created',
+      'customer.created',
+      'location.created',
+      'contact.created',
+      'contact.created',
+      'project.created',
+      'employee.assigned',
+    ]);
     expect(events.every((e) => e.origin_api_key_id === tenant.apiKeyId)).toBe(true);
-    const project = events.at(-1)!;
+    const project = events.find((e) => e.event_type === 'project.created')!;
     expect(project.id).toBe(response.body.event_id);
     expect(project.data).toEqual({
       id: response.body.record_id,
@@ -54,6 +62,16 @@ describe('project.created (projectCreation workflow)', () => {
       estimatedEndDate: '2027-06-30',
     });
 
+    expect(events.at(-1)!.catalog_data).toEqual({
+      employee: { id: manager, emp_number: 'PM-1', name: 'Paula Manager' },
+      assignment_type: 'project',
+      work_order: null,
+      project: expect.objectContaining({ id: response.body.record_id, project_code: 'P-100' }),
+      role: 'project_owner',
+      assigned_at: expect.any(String),
+      assigned_by: tenant.apiKeyId,
+    });
+
     const { typedSearchAttributes, memo } = await stack.temporal.workflow.getHandle(projectCreationWorkflowId(tenant.companyId, 'P-100')).describe();
     expect(memo).toEqual({ projectId: response.body.record_id, eventId: response.body.event_id });
     expect(typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).toEqual(
@@ -74,14 +92,12 @@ describe('project.created (projectCreation workflow)', () => {
     expect((await outboxOf(stack, tenant.companyId)).length).toBe(eventsBefore);
   });
 
-  it('sent twice at the same moment, runs once and answers both with the same project', async () => {
+  it('sent twice at the same moment, runs once: one 200 and one 409, as when sent one after the other', async () => {
     const other = await createTenant(stack.orm, ['webhooks:inbound']);
     const data = projectData('P-300');
-    const [a, b] = await Promise.all([sendInbound(stack.baseUrl, other, envelope('project.created', data)), sendInbound(stack.baseUrl, other, envelope('project.created', data))]);
-    const outcomes = [a, b].map((r) => r.status).sort();
-    // Either both joined the one run (200, 200) or the second arrived after it finished (200, 409).
-    expect([[200, 200], [200, 409]]).toContainEqual(outcomes);
-    if (a.status === 200 && b.status === 200) expect(a.body.record_id).toBe(b.body.record_id);
+    const responses = await Promise.all([sendInbound(stack.baseUrl, other, envelope('project.created', data)), sendInbound(stack.baseUrl, other, envelope('project.created', data))]);
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect(responses.find((r) => r.status === 409)!.body.error).toMatchObject({ code: 'CONFLICT', details: { field: 'data.project_code' } });
     expect(await projectCounts(stack, other.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 1 });
     expect((await outboxOf(stack, other.companyId)).filter((e) => e.event_type === 'project.created')).toHaveLength(1);
   });

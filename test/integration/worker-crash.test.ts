@@ -1,8 +1,9 @@
 import { Client } from 'pg';
 import { naturalKey } from '../../src/domain/natural-keys';
+import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { outboxOf, projectCounts, projectData } from '../helpers/fixtures';
 import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
-import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
+import { createTenant, envelope, processEnvOf, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /**
  * The worker is killed with SIGKILL while project.created runs: inside the transaction that has written the
@@ -20,17 +21,11 @@ describe('worker killed during project.created', () => {
 
   it('finishes exactly once on the restarted worker', async () => {
     const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
-    const workerEnv = {
-      DATABASE_URL: stack.config.databaseUrl,
-      TEMPORAL_ADDRESS: stack.config.temporal.address,
-      TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
-      WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
-      LOG_LEVEL: 'info',
-    };
+    const workerEnv = processEnvOf(stack);
 
     // Holds the advisory lock the project takes on (company, project code): the creation then waits inside
     // its transaction, with the customer, location and contacts written but not committed.
-    const lockKey = naturalKey(tenant.companyId, 'project', 'CRASH-1');
+    const lockKey = naturalKey(tenant.companyId, 'projects', 'CRASH-1');
     const blocker = new Client({ connectionString: stack.config.databaseUrl });
     await blocker.connect();
     await blocker.query('select pg_advisory_lock(hashtextextended($1, 0))', [lockKey]);
@@ -76,7 +71,7 @@ describe('worker killed during project.created', () => {
       expect(response.body).toEqual({ success: true, message: expect.stringContaining('still being created'), event_id: expect.any(String), record_id: expect.any(String) });
 
       second = spawnEntryPoint('worker/main.ts', workerEnv);
-      const handle = stack.temporal.workflow.getHandle(`project.created/${tenant.companyId}/CRASH-1`);
+      const handle = stack.temporal.workflow.getHandle(projectCreationWorkflowId(tenant.companyId, 'CRASH-1'));
       const result = await handle.result();
       expect(result).toEqual({ projectId: response.body.record_id, eventId: response.body.event_id, created: true });
 

@@ -15,7 +15,7 @@ function errorOf(schema: string, value: unknown, prefix?: string): ApiError {
 
 describe('schema validation', () => {
   it('loads every schema under schemas/ by its path', () => {
-    for (const id of ['rest/work-orders.json#/$defs/create', 'inbound/envelope.json', 'inbound/employee.created.json', 'inbound/project.created.json']) {
+    for (const id of ['rest/work-orders.json#/$defs/create', 'inbound/envelope.json', 'inbound/employee.created.json', 'inbound/project.json#/$defs/created']) {
       expect(validator.has(id)).toBe(true);
     }
   });
@@ -35,7 +35,7 @@ describe('schema validation', () => {
 
   it('prefixes fields with where the value sits and follows arrays', () => {
     const error = errorOf(
-      'inbound/project.created.json',
+      'inbound/project.json#/$defs/created',
       { project_code: 'P-1', project_name: 'Tower', customer_name: 'Acme', location_name: 'Site', contacts: [{ first_name: 'A', last_name: 'B', email: 'nope' }] },
       'data',
     );

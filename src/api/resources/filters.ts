@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { isUuid } from '../../schemas/formats';
+import { isUuid, isValidDate } from '../../schemas/formats';
 import type { JsonSchema } from '../../schemas/schema-files';
 import type { QueryParam } from '../routes/route-spec';
 
@@ -79,3 +79,20 @@ export const byMember = (name: string, property: string, description: string): F
     },
     (value) => ({ [property]: { $contains: [value] } }),
   );
+
+/** `?from=2026-05-01`: a calendar date (a malformed or impossible one is a 400). */
+export const dateParam = (name: string, description: string): QueryParam => ({
+  name,
+  description,
+  schema: { type: 'string', format: 'date' },
+  parse(raw) {
+    if (!isValidDate(raw)) throw ApiError.invalid(name, 'must be a calendar date (YYYY-MM-DD) from year 0001 to 9999');
+    return raw;
+  },
+});
+
+/** A date parameter and the condition a date puts on the records. */
+export const byDate = (name: string, description: string, where: (date: string) => Record<string, unknown>): Filter => ({
+  param: dateParam(name, description),
+  where: (value) => where(value as string),
+});

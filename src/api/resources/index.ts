@@ -2,6 +2,7 @@ import { contactsResource } from './contacts';
 import { customersResource } from './customers';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
+import { schedulesResource } from './schedules';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
 import { vendorLocationsResource } from './vendor-locations';
@@ -12,6 +13,7 @@ import { workOrdersResource } from './work-orders';
 export const RESOURCES: readonly ResourceDefinition[] = [
   projectsResource,
   workOrdersResource,
+  schedulesResource,
   customersResource,
   locationsResource,
   contactsResource,

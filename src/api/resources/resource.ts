@@ -4,7 +4,7 @@ import { readScope, type RestCollection, writeScope } from '../../domain/account
 import type { Page } from '../../domain/page';
 import type { AppDeps } from '../context';
 import { listBody, PAGE_PARAMS, pageOf, UPDATED_SINCE_PARAM } from '../pagination';
-import type { RouteSpec } from '../routes/route-spec';
+import type { QueryParam, RouteSpec } from '../routes/route-spec';
 import type { Filter } from './filters';
 
 /**
@@ -12,7 +12,8 @@ import type { Filter } from './filters';
  * implements all five.
  */
 export interface ResourceService<Wire> {
-  list?(em: EntityManager, companyId: string, page: Page, where: Record<string, unknown>): Promise<{ items: Wire[]; total: number }>;
+  /** `where` holds the filters' conditions; `values` every parsed query parameter (for lists that are queries of their own). */
+  list?(em: EntityManager, companyId: string, page: Page, where: Record<string, unknown>, values: Record<string, unknown>): Promise<{ items: Wire[]; total: number }>;
   get?(em: EntityManager, companyId: string, id: string): Promise<Wire>;
   create?(em: EntityManager, actor: Actor, input: never): Promise<Wire>;
   update?(em: EntityManager, actor: Actor, id: string, patch: never): Promise<Wire>;
@@ -33,8 +34,14 @@ export interface ResourceDefinition<Wire = unknown> {
   description: string;
   /** The schema file with `$defs` record, and create / update for the collections that accept them. */
   schema: string;
+  /** The `$defs` entry of one record, when not `record`. */
+  recordDef?: string;
   service: ResourceService<Wire>;
   filters?: Filter[];
+  /** List parameters the service reads itself (their values reach list() as `values`). */
+  listParams?: QueryParam[];
+  /** Whether the list takes `updated_since` (default true). */
+  updatedSince?: boolean;
   /** How the list is ordered, when not oldest first. */
   listOrder?: string;
   /** Routes of this collection beyond the generic five. */
@@ -46,7 +53,7 @@ export const defineResource = <Wire>(definition: ResourceDefinition<Wire>) => de
 /** The routes of a collection: the generic ones its service supports, then its own. */
 export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): RouteSpec[] {
   const { collection, label, plural, service } = definition;
-  const def = (name: string) => `${definition.schema}#/$defs/${name}`;
+  const def = (name: string) => `${definition.schema}#/$defs/${name === 'record' ? (definition.recordDef ?? 'record') : name}`;
   const base = `/${collection}`;
   const one = `${base}/{id}`;
   const read = readScope(collection);
@@ -64,15 +71,17 @@ export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): R
       scope: read,
       summary: `List ${plural}`,
       description: `${definition.listOrder ?? 'Oldest first (created_at, then id)'}. Filters combine with AND.`,
-      query: [...PAGE_PARAMS, UPDATED_SINCE_PARAM, ...filters.map((f) => f.param)],
+      query: [...PAGE_PARAMS, ...(definition.updatedSince === false ? [] : [UPDATED_SINCE_PARAM]), ...filters.map((f) => f.param), ...(definition.listParams ?? [])],
       responses: { 200: { description: `A page of ${plural}`, listOf: def('record') } },
       async handler(ctx) {
         const values = ctx.state.query;
         const page = pageOf(values);
-        const where: Record<string, unknown> = {};
-        if (values.updated_since) where.updatedAt = { $gte: values.updated_since };
-        for (const f of filters) if (values[f.param.name] !== undefined) Object.assign(where, f.where(values[f.param.name]));
-        const { items, total } = await list(ctx.state.em, ctx.state.principal.companyId, page, where);
+        // Each condition stays whole under $and: two filters may both use $or.
+        const conditions: Record<string, unknown>[] = [];
+        if (values.updated_since) conditions.push({ updatedAt: { $gte: values.updated_since } });
+        for (const f of filters) if (values[f.param.name] !== undefined) conditions.push(f.where(values[f.param.name]));
+        const where = conditions.length ? { $and: conditions } : {};
+        const { items, total } = await list(ctx.state.em, ctx.state.principal.companyId, page, where, values);
         ctx.body = listBody(items, total, page);
       },
     });

@@ -15,10 +15,15 @@ import { applyWire, type FieldMapping, toWire, type WireMapping } from './wire-m
 export interface ChangeContext {
   actor: Actor;
   at: Date;
+  /** Why, when the caller said (a deletion's reason). */
+  reason?: string | null;
 }
 
 /** An event a change produces, with the data of each shape that describes it. */
 export type RecordedEvent = { [K in EventKey]: { key: K; payload: EventPayload<K> } }[EventKey];
+
+/** What a change emits: one event, or several of which the first is the change's own (it takes ChangeOptions.eventId). */
+export type RecordedEvents = RecordedEvent | readonly RecordedEvent[];
 
 /** The fields that identify a record to other systems, unique (case-insensitively) within a scope. */
 export interface NaturalKey<E> {
@@ -42,13 +47,22 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
   prepare?(input: Record<string, unknown>): Record<string, unknown>;
   /** Relations the event builders and checks read. */
   populate?: readonly string[];
-  /** Rules across fields, after a create or update is applied (throw an ApiError to refuse). */
-  check?(em: EntityManager, entity: E): Promise<void>;
+  /** Collections the wire form reads, loaded for a single-record read (lists use loadRowExtras). */
+  readPopulate?: readonly string[];
+  /**
+   * Rules across fields, after a create or update is applied (throw an ApiError to refuse); `before` is the
+   * record's wire form before an update (a status it may not leave, say), undefined for a create.
+   */
+  check?(em: EntityManager, entity: E, before?: Wire): Promise<void>;
+  /** Values the service assigns to a new record (a number from a sequence), after the checks. */
+  beforeInsert?(em: EntityManager, entity: E): Promise<void>;
+  /** Adds to list rows what their wire form reads besides columns (the ordered ids of a collection). */
+  loadRowExtras?(em: EntityManager, rows: Record<string, unknown>[]): Promise<void>;
   events?: {
-    created?(entity: E, ctx: ChangeContext): RecordedEvent;
+    created?(entity: E, ctx: ChangeContext): RecordedEvents;
     /** `before` and `after` are the record's wire form; only called when they differ. */
-    updated?(entity: E, change: { before: Wire; after: Wire }, ctx: ChangeContext): RecordedEvent;
-    deleted?(entity: E, ctx: ChangeContext): RecordedEvent;
+    updated?(entity: E, change: { before: Wire; after: Wire }, ctx: ChangeContext): RecordedEvents;
+    deleted?(entity: E, ctx: ChangeContext): RecordedEvents;
   };
   /** Refuses the delete (throw) or removes what depends on the record, in the same transaction. */
   beforeDelete?(em: EntityManager, entity: E, ctx: ChangeContext): Promise<void>;
@@ -57,6 +71,8 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
 export interface ChangeOptions {
   /** The id of the event the change records (inbound requests answer with it). */
   eventId?: string;
+  /** Why, for the events that carry a reason. */
+  reason?: string | null;
 }
 
 /**
@@ -73,11 +89,12 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<{ items: Wire[]; total: number }> {
     const scoped = { ...(where as object), company: companyId } as FilterQuery<E>;
     const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page);
+    await this.spec.loadRowExtras?.(em, items as unknown as Record<string, unknown>[]);
     return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
   }
 
   async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {
-    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>);
+    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.readPopulate ?? []) as never });
     if (!entity) throw ApiError.notFound(this.spec.label);
     return toWire(this.spec.wire, entity);
   }
@@ -114,7 +131,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
       const before = toWire(this.spec.wire, entity);
       await applyWire(tx, actor.companyId, this.spec.wire as WireMapping<E, object>, entity, this.prepared(patch));
       await this.assertKeyAvailable(tx, entity);
-      await this.spec.check?.(tx, entity);
+      await this.spec.check?.(tx, entity, before);
       await tx.flush();
       await tx.populate(entity, (this.spec.populate ?? []) as never);
       const after = toWire(this.spec.wire, entity);
@@ -127,7 +144,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async remove(em: EntityManager, actor: Actor, id: string, options: ChangeOptions = {}): Promise<void> {
     await em.transactional(async (tx) => {
       const entity = await this.loadForUpdate(tx, actor.companyId, id);
-      const ctx = { actor, at: new Date() };
+      const ctx = { actor, at: new Date(), reason: options.reason ?? null };
       await this.spec.beforeDelete?.(tx, entity, ctx);
       if (this.spec.events?.deleted) this.emit(tx, actor, this.spec.events.deleted(entity, ctx), options);
       tx.remove(entity);
@@ -169,6 +186,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
 
   private async insert(tx: EntityManager, actor: Actor, entity: E, options: ChangeOptions): Promise<Wire> {
     await this.spec.check?.(tx, entity);
+    await this.spec.beforeInsert?.(tx, entity);
     tx.persist(entity);
     await tx.flush();
     await tx.populate(entity, (this.spec.populate ?? []) as never);
@@ -176,8 +194,9 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     return toWire(this.spec.wire, entity);
   }
 
-  private emit(tx: EntityManager, actor: Actor, event: RecordedEvent, options: ChangeOptions): void {
-    recordEvent(tx, actor, event.key, event.payload as never, options.eventId);
+  private emit(tx: EntityManager, actor: Actor, events: RecordedEvents, options: ChangeOptions): void {
+    const list: readonly RecordedEvent[] = Array.isArray(events) ? events : [events as RecordedEvent];
+    list.forEach((event, index) => recordEvent(tx, actor, event.key, event.payload as never, index === 0 ? options.eventId : undefined));
   }
 
   /** 409 when another record holds the entity's natural key; the lock makes concurrent writers take turns. */
@@ -193,6 +212,8 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   private async lockAndFindKey(tx: EntityManager, entity: E): Promise<string | null> {
     const key = this.requireKey();
     const record = entity as unknown as Record<string, unknown>;
+    // A key the service assigns on insert (a work order number) has nothing to collide with yet.
+    if (key.fields.some((f) => record[f] === undefined || record[f] === null)) return null;
     const scopeId = key.scope ? (record[key.scope] as { id: string }).id : entity.company.id;
     const values = key.fields.map((f) => String(record[f]));
     const { table } = this.keyColumns(tx, key);

@@ -15,8 +15,17 @@ export type FieldMapping<E> =
   | { relation: keyof E & string; target: EntityClass<CompanyRecord>; label: string }
   /** A wire object whose members are properties of the entity (e.g. billing_address). */
   | { nested: Record<string, keyof E & string> }
-  /** Anything else: normalised input, derived output. */
-  | { read(view: View<E>): unknown; write(entity: E, value: unknown): void };
+  /**
+   * Anything else: normalised input, derived output (a write may look records up, in the caller's
+   * transaction). Without `write` the field is read-only (its schemas do not accept it).
+   */
+  | { read(view: View<E>): unknown; write?(entity: E, value: unknown, context: WriteContext): void | Promise<void> };
+
+/** What a field's write can use besides the value. */
+export interface WriteContext {
+  em: EntityManager;
+  companyId: string;
+}
 
 /** What every record has, read from an entity or a list row. */
 interface RecordBasics {
@@ -70,7 +79,8 @@ export async function applyWire<E extends CompanyRecord>(
       for (const [member, memberValue] of Object.entries(members)) {
         if (memberValue !== undefined && how.nested[member]) target[how.nested[member]] = clean(memberValue);
       }
-    } else how.write(entity, clean(value));
+    } else if (how.write) await how.write(entity, clean(value), { em, companyId });
+    else throw new Error(`${field} is read-only`);
   }
 }
 

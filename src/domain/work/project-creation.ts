@@ -1,25 +1,35 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { projectCreation } from '../../../workflows';
+import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
+import { ApiError } from '../../errors';
 import { apiErrorFromWorkflow } from '../../temporal/failures';
 import { resultWithin } from '../../temporal/result-within';
 import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
 import type { Actor } from '../accounts/actor';
-import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
-import type { NewProject } from './projects-service';
+import type { NewProject } from './projects';
+
+/** An employee named by id (REST) or by employee number (inbound), with the field that named it, for errors. */
+export type EmployeeRef = { field: string } & ({ id: string } | { empNumber: string });
 
 /** Input of the projectCreation workflow: everything needed to run it again from scratch. */
 export interface ProjectCreationInput {
   actor: Actor;
   eventId: string;
+  /** Chosen before the workflow starts, so a retried or resumed run recognises the project it wrote. */
   projectId: string;
-  customer: CustomerCreate;
-  /** The location under the customer (its customer_id is known only once the customer exists). */
-  location: Omit<LocationCreate, 'customer_id'>;
+  project: Omit<NewProject, 'customer_id' | 'location_id' | 'contact_ids' | 'account_manager_id' | 'internal_manager_id'>;
+  /** An existing customer by id, or one found by name (case-insensitively) or created. */
+  customer: { id: string } | CustomerCreate;
+  /** An existing location of that customer by id, or one found by name under it or created. */
+  location: { id: string } | Omit<LocationCreate, 'customer_id'>;
+  /** Contacts of the customer, found by first and last name or created. */
   contacts: Omit<ContactCreate, 'customer_id'>[];
-  project: Omit<NewProject, 'projectId' | 'customerId' | 'locationId' | 'contactIds' | 'accountManagerId' | 'internalManagerId'>;
-  accountManagerEmpNumber?: string;
-  internalManagerEmpNumber?: string;
+  /** Existing contacts of the customer. */
+  contactIds: string[];
+  accountManager: EmployeeRef | null;
+  /** The project owner. */
+  internalManager: EmployeeRef | null;
 }
 
 export interface ProjectCreationResult {
@@ -33,20 +43,18 @@ export type ProjectCreationOutcome =
   | { state: 'completed'; result: ProjectCreationResult }
   | { state: 'running'; projectId: string; eventId: string; workflowId: string };
 
-/** One workflow per company and project code: a resend while it runs joins it instead of starting another. */
-export const projectCreationWorkflowId = (companyId: string, projectCode: string) => `project.created/${companyId}/${projectCode}`;
+/** One workflow per company and project code: a second request while it runs is refused instead of starting another. */
+/** Codes differ only in case name the same project, so they name the same workflow too. */
+export const projectCreationWorkflowId = (companyId: string, projectCode: string) => `project.created/${companyId}/${projectCode.toLowerCase()}`;
 
 /**
- * Starts (or joins) the project creation workflow and waits up to `waitMs` for it. When it takes longer the
+ * Starts the project creation workflow and waits up to `waitMs` for it. When it takes longer the
  * workflow keeps running and the outcome says so; a business failure comes back as its ApiError.
  */
-export async function runProjectCreation(
-  temporal: Client,
-  taskQueue: string,
-  input: ProjectCreationInput,
-  waitMs: number,
-): Promise<ProjectCreationOutcome> {
-  const workflowId = projectCreationWorkflowId(input.actor.companyId, input.project.projectCode);
+export async function runProjectCreation(temporal: Client, taskQueue: string, input: ProjectCreationInput, waitMs: number): Promise<ProjectCreationOutcome> {
+  const code = input.project.project_code;
+  const workflowId = projectCreationWorkflowId(input.actor.companyId, code);
+  const customerName = 'name' in input.customer ? input.customer.name : `id ${input.customer.id}`;
   const handle = await temporal.workflow.start<typeof projectCreation>('projectCreation', {
     taskQueue,
     workflowId,
@@ -57,23 +65,23 @@ export async function runProjectCreation(
     typedSearchAttributes: [
       { key: COMPANY_ID, value: input.actor.companyId },
       { key: EVENT_TYPE, value: 'project.created' },
-      { key: RECORD_KEY, value: input.project.projectCode },
+      { key: RECORD_KEY, value: code },
     ],
-    staticSummary: `project.created ${input.project.projectCode} (${input.project.name}) for customer ${input.customer.name}`,
+    staticSummary: `project.created ${code} (${input.project.name}) for customer ${customerName}`,
   });
+  // A run that was already going is another request's: the code is taken, as it would be once that run ends.
+  const anotherRequests = () => ApiError.conflict('project_code', `A project with project_code "${code}" already exists (another request is creating it)`);
   try {
     const outcome = await resultWithin<ProjectCreationResult>(handle, waitMs);
-    if (outcome.finished) return { state: 'completed', result: outcome.result };
+    if (outcome.finished) {
+      if (outcome.result.projectId !== input.projectId) throw anotherRequests();
+      return { state: 'completed', result: outcome.result };
+    }
   } catch (error) {
     if (error instanceof WorkflowFailedError) throw apiErrorFromWorkflow(error);
     throw error;
   }
-  // The run we joined may be another request's: its memo has the ids it is creating.
   const { memo } = await handle.describe();
-  return {
-    state: 'running',
-    projectId: String(memo?.projectId ?? input.projectId),
-    eventId: String(memo?.eventId ?? input.eventId),
-    workflowId,
-  };
+  if (memo?.projectId !== input.projectId) throw anotherRequests();
+  return { state: 'running', projectId: input.projectId, eventId: input.eventId, workflowId };
 }

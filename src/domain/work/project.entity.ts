@@ -5,6 +5,9 @@ import { Location } from '../business/location.entity';
 import { CompanyRecord } from '../company-record';
 import { Employee } from '../people/employee.entity';
 
+export const PROJECT_STATUSES = ['active', 'on_hold', 'closed'] as const;
+export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
+
 export interface ProjectDoc {
   name: string;
   url: string;
@@ -13,6 +16,7 @@ export interface ProjectDoc {
 /** A construction project of a customer at one of its locations; `projectCode` identifies it to other systems. */
 @Entity({ tableName: 'projects' })
 @Index({ name: 'projects_company_created_idx', properties: ['company', 'createdAt', 'id'] })
+@Index({ name: 'projects_customer_idx', properties: ['customer'] })
 @Unique({ name: 'projects_company_code_unique', properties: ['company', 'projectCode'] })
 export class Project extends CompanyRecord {
   @Property({ type: 'text' })
@@ -25,7 +29,7 @@ export class Project extends CompanyRecord {
   description: string | null = null;
 
   @Property({ type: 'text' })
-  status: Opt<string> = 'active';
+  status: Opt<ProjectStatus> = 'active';
 
   @Property({ type: 'text', nullable: true })
   priority: string | null = null;
@@ -60,7 +64,7 @@ export class Project extends CompanyRecord {
   @Property({ type: 'json' })
   docs: Opt<ProjectDoc[]> = [];
 
-  @ManyToMany(() => Contact, undefined, { pivotTable: 'project_contacts', owner: true })
+  @ManyToMany(() => Contact, undefined, { pivotTable: 'project_contacts', owner: true, fixedOrder: true, fixedOrderColumn: 'position' })
   contacts = new Collection<Contact>(this);
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })

@@ -2,10 +2,12 @@ import type { Contact } from '../../domain/business/contact.entity';
 import type { Customer } from '../../domain/business/customer.entity';
 import type { Location } from '../../domain/business/location.entity';
 import type { Employee } from '../../domain/people/employee.entity';
+import type { ChangeContext, RecordedEvent } from '../../domain/records/record-service';
 import type { Project } from '../../domain/work/project.entity';
-import type { WorkOrder } from '../../domain/work/work-order.entity';
+import type { CatalogEmployeeAssignedData, Project as ProjectRecord, ProjectRef } from '../../generated/schemas';
+import { changesBetween } from '../changes';
 import type { EventPayload } from '../registry';
-import { dateAndTime, joinAddress } from './format';
+import { joinAddress } from './format';
 
 export interface ProjectSnapshot {
   project: Project;
@@ -15,8 +17,10 @@ export interface ProjectSnapshot {
   owners: Employee[];
 }
 
-const siteAddress = (location: Location) =>
+export const siteAddress = (location: Location) =>
   joinAddress(location.addressLine1, location.addressLine2, location.city, location.province, location.postalCode, location.country);
+
+export const projectRef = (project: Project): ProjectRef => ({ id: project.id, project_code: project.projectCode, project_name: project.name });
 
 export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: string): EventPayload<'project.created'> {
   const { project, customer, location, contacts, owners } = snapshot;
@@ -65,71 +69,56 @@ export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: stri
   };
 }
 
-export interface WorkOrderSnapshot {
-  workOrder: WorkOrder;
-  project: Project;
-  customer: Customer;
-  location: Location;
-  assignees: Employee[];
-}
-
-export function workOrderCreatedPayload(snapshot: WorkOrderSnapshot, createdBy: string): EventPayload<'work_order.created'> {
-  const { workOrder, project, customer, location, assignees } = snapshot;
-  const start = dateAndTime(workOrder.scheduledStart);
-  const end = dateAndTime(workOrder.scheduledEnd);
-  const siteLead = assignees.find((e) => e.employeeType === 'site_lead') ?? null;
+/** project.updated; `changes` over the project's REST form (closed_at and the timestamps left out). */
+export function projectUpdatedPayload(project: Project, change: { before: ProjectRecord; after: ProjectRecord }, ctx: ChangeContext): EventPayload<'project.updated'> {
   return {
     a: {
-      id: workOrder.id,
-      work_order_number: workOrder.workOrderNumber,
-      phase_name: workOrder.title,
-      status: workOrder.status,
-      priority: workOrder.priority,
-      start_date: start.date,
-      end_date: end.date,
-      start_time: start.time,
-      end_time: end.time,
-      expected_start_date: null,
-      expected_end_date: null,
-      expected_start_time: null,
-      expected_end_time: null,
-      people_required: assignees.length || null,
-      estimated_hours: null,
-      travel_time_hours: null,
-      additional_labor_cost: null,
-      performed_by: null,
-      require_daily_report: false,
-      require_completion_report: false,
-      display_order: null,
-      project: {
-        id: project.id,
-        project_code: project.projectCode,
-        project_name: project.name,
-        customer_name: customer.name,
-        site_address: siteAddress(location),
-      },
-      site_lead: siteLead && {
-        id: siteLead.id,
-        emp_number: siteLead.empNumber,
-        name: siteLead.name,
-        email: siteLead.email,
-        phone: siteLead.phone,
-      },
-      scope_of_work: { checklists: [] },
-      equipment: [],
-      specialty_materials: [],
-      scheduler_notes: null,
-      custom_fields: {},
-      created_at: workOrder.createdAt.toISOString(),
-      created_by: createdBy,
+      id: project.id,
+      project_name: project.name,
+      project_code: project.projectCode,
+      priority: project.priority,
+      end_date: project.endDate,
+      changes: changesBetween(change.before, change.after, 'A', ['contact_ids']),
+      updated_at: ctx.at.toISOString(),
+      updated_by: ctx.actor.apiKeyId,
     },
     b: {
-      id: workOrder.id,
-      workOrderNumber: workOrder.workOrderNumber,
-      title: workOrder.title,
-      status: workOrder.status,
-      priority: workOrder.priority,
-      projectId: project.id,
+      id: project.id,
+      projectNumber: project.projectCode,
+      name: project.name,
+      status: project.status,
+      changes: changesBetween(change.before, change.after, 'B', ['contact_ids']),
     },
   };
+}
+
+export function projectDeletedPayload(project: Project, ctx: ChangeContext): EventPayload<'project.deleted'> {
+  return {
+    a: { id: project.id, project_name: project.name, project_code: project.projectCode, deleted_at: ctx.at.toISOString(), deleted_by: ctx.actor.apiKeyId },
+    b: { id: project.id, projectNumber: project.projectCode, name: project.name, deletedBy: ctx.actor.apiKeyId, reason: ctx.reason ?? null },
+  };
+}
+
+/** project.closed; 6.2 delivers it in shape A. */
+export function projectClosedPayload(project: Project): EventPayload<'project.closed'> {
+  return { a: { id: project.id, project_code: project.projectCode, project_name: project.name, closed_at: (project.closedAt ?? new Date()).toISOString() } };
+}
+
+/** employee.assigned (catalog only; our design, schemas/events/b/employee.assigned.json). */
+export function employeeAssigned(
+  employee: Employee,
+  role: string,
+  on: { project: Project; workOrder?: { id: string; workOrderNumber: string; title: string } },
+  ctx: ChangeContext,
+): RecordedEvent {
+  const data: CatalogEmployeeAssignedData = {
+    employee: { id: employee.id, emp_number: employee.empNumber, name: employee.name },
+    assignment_type: on.workOrder ? 'work_order' : 'project',
+    work_order: on.workOrder ? { id: on.workOrder.id, work_order_number: on.workOrder.workOrderNumber, phase_name: on.workOrder.title } : null,
+    project: projectRef(on.project),
+    role,
+    assigned_at: ctx.at.toISOString(),
+    assigned_by: ctx.actor.apiKeyId,
+  };
+  return { key: 'employee.assigned', payload: { b: data } };
 }

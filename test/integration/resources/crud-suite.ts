@@ -1,4 +1,5 @@
 import { RESOURCES } from '../../../src/api/resources';
+import { REST_COLLECTIONS } from '../../../src/domain/accounts/scopes';
 import type { ResourceDefinition } from '../../../src/api/resources/resource';
 import { schemaViolation } from '../../helpers/event-contract';
 import { countRows } from '../../helpers/fixtures';
@@ -10,7 +11,7 @@ export type Parents = Record<string, string>;
 
 /** What the shared suite needs to know about one REST collection. */
 export interface CrudFixture {
-  collection: 'customers' | 'locations' | 'contacts' | 'vendors' | 'vendor-locations';
+  collection: 'customers' | 'locations' | 'contacts' | 'vendors' | 'vendor-locations' | 'projects' | 'work-orders';
   /** Its table, to count rows. */
   table: string;
   /** The wire fields of its natural key (unique case-insensitively); a 409 names the first. */
@@ -144,6 +145,9 @@ export function crudSuite(fixture: CrudFixture, getStack: () => TestStack): void
       expect(response.body.pagination.total).toBe(filter.expect.length);
       // A filter that keeps everything proves nothing.
       expect(filter.expect.length).toBeLessThan(created.length);
+      // Past the last page the total is counted on its own, with the same conditions.
+      const past = await api.get(`${base}?${query}&offset=${created.length}`);
+      expect({ query, status: past.status, data: past.body.data, total: past.body.pagination?.total }).toEqual({ query, status: 200, data: [], total: filter.expect.length });
     });
 
     it.each((definition.filters ?? []).map((f) => [f.param.name, f.param.schema] as const))(
@@ -316,7 +320,8 @@ export function crudSuite(fixture: CrudFixture, getStack: () => TestStack): void
       });
 
       it("answers 403 to every method with another collection's scopes", async () => {
-        const outsider = await issueTestKey(stack.orm, tenant.companyId, ['projects:read', 'projects:write', 'skills:read', 'skills:write']);
+        const others = REST_COLLECTIONS.filter((c) => c !== collection).slice(0, 2);
+        const outsider = await issueTestKey(stack.orm, tenant.companyId, others.flatMap((c) => [`${c}:read`, `${c}:write`]));
         const call = (method: string, path: string, body?: unknown) => request(stack.baseUrl, method, `/api/v1${path}`, { key: outsider.key, body });
         forbidden(await call('GET', base), `${collection}:read`);
         forbidden(await call('GET', `${base}/${record.id}`), `${collection}:read`);

@@ -64,6 +64,10 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
         .catch((error: unknown) => {
           throw inEnvelope(error);
         });
+      if ('search' in outcome) {
+        ctx.body = { success: true, action: 'search', results: outcome.search.results, count: outcome.search.results.length };
+        return;
+      }
       ctx.status = outcome.status ?? 200;
       ctx.body = { success: true, message: outcome.message, event_id: outcome.eventId ?? eventId, record_id: outcome.recordId };
     },

@@ -15,8 +15,13 @@ export interface InboundRequest<Data> {
   log: Logger;
 }
 
-/** The operation response of webhooks.md 2.11, less `success` (always true when a handler returns). */
-export interface InboundOutcome {
+/**
+ * The operation response of webhooks.md 2.11, less `success` (always true when a handler returns); or, for a
+ * search, the search response itself.
+ */
+export type InboundOutcome = OperationOutcome | { search: { results: object[] } };
+
+export interface OperationOutcome {
   message: string;
   recordId: string | null;
   /** Defaults to the request's event id; differs when the request joined an operation already running. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { customers } from '../../../domain/business/customers';
 import { locations } from '../../../domain/business/locations';
-import { resolveEmployeeNumbers } from '../../../domain/work/projects-service';
+import { resolveEmployeeNumbers } from '../../../domain/people/employee-numbers';
 import { ApiError } from '../../../errors';
 
 /*

@@ -3,9 +3,10 @@ import { contactOperations } from './contact';
 import { customerOperations } from './customer';
 import { employeeCreated } from './employee-created';
 import { locationOperations } from './location';
-import { projectCreated } from './project-created';
+import { projectClosed, projectCreated, projectDeleted, projectSearch, projectUpdated } from './project';
 import { testConnection } from './test-connection';
 import { vendorOperations } from './vendor';
+import { workOrderCreated, workOrderDeleted, workOrderSearch, workOrderUpdated } from './work-order';
 
 /**
  * Every inbound event_type. A record family (`<record>.created/updated/deleted` by natural key) is one
@@ -16,6 +17,14 @@ export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   testConnection,
   employeeCreated,
   projectCreated,
+  projectUpdated,
+  projectDeleted,
+  projectClosed,
+  projectSearch,
+  workOrderCreated,
+  workOrderUpdated,
+  workOrderDeleted,
+  workOrderSearch,
   ...customerOperations,
   ...locationOperations,
   ...contactOperations,
