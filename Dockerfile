@@ -1,11 +1,12 @@
 # syntax=docker/dockerfile:1
 # One image for the API, the worker and the one-shot migration (see docker-compose.yml).
-# Node 20 on Debian (glibc): the prebuilt native modules (Temporal core bridge, swc) target glibc.
+# Node 24 (the recommended version) on Debian (glibc): the prebuilt native modules (Temporal core bridge, swc)
+# target glibc.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# npm 11 is what the repo uses: it honours package.json's `allowScripts`, so only the listed dependencies
-# run install scripts (the image's bundled npm 10 would run them all).
+# npm 11.19 is what the repo uses: it honours package.json's `allowScripts`, so only the listed dependencies
+# run install scripts. Pinned, because the npm bundled with node:24 changes with every Node 24 release.
 ARG NPM_VERSION=11.19.1
 RUN npm install -g npm@${NPM_VERSION}
 COPY package.json package-lock.json ./
@@ -16,7 +17,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 WORKDIR /app

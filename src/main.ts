@@ -1,3 +1,4 @@
+import { exitOnUnsupportedNode } from './runtime-version';
 import { startApi } from './api/server';
 import { loadConfig } from './config';
 import { startOutboxDispatcher } from './events/outbox-dispatcher';
@@ -17,6 +18,8 @@ import { connectTemporalClient } from './temporal/connection';
 import { startTemporalDevServer } from './temporal/dev-server';
 import { installTemporalRuntime } from './temporal/runtime';
 import { startWorker } from './worker/worker';
+
+exitOnUnsupportedNode();
 
 /**
  * `npm start`: the whole service in one process. Uses DATABASE_URL and TEMPORAL_ADDRESS when set; otherwise

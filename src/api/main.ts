@@ -1,9 +1,12 @@
+import { exitOnUnsupportedNode } from '../runtime-version';
 import { loadConfig } from '../config';
 import { connectOrm } from '../db/orm';
 import { createLogger } from '../logger';
 import { onShutdownSignal } from '../shutdown';
 import { connectTemporalClient } from '../temporal/connection';
 import { startApi } from './server';
+
+exitOnUnsupportedNode();
 
 /** `npm run start:api`: the HTTP API alone, configured by the environment (see README). */
 async function main() {

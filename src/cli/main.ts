@@ -1,3 +1,4 @@
+import { exitOnUnsupportedNode } from '../runtime-version';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseArgs } from 'node:util';
 import { parseEncryptionKey } from '../config';
@@ -10,6 +11,8 @@ import { ALL_SCOPES } from '../domain/accounts/scopes';
 import { addSkill, listSkills } from '../domain/people/skills-service';
 import { ApiError } from '../errors';
 import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, localEncryptionKey } from '../local-environment';
+
+exitOnUnsupportedNode();
 
 const USAGE = `Usage: npm run cli -- <command>
 

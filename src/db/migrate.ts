@@ -1,4 +1,7 @@
+import { exitOnUnsupportedNode } from '../runtime-version';
 import { connectOrm, migrate } from './orm';
+
+exitOnUnsupportedNode();
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL and exits (deploy step before api/worker). */
 async function main() {

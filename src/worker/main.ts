@@ -1,3 +1,4 @@
+import { exitOnUnsupportedNode } from '../runtime-version';
 import { loadConfig } from '../config';
 import { connectOrm } from '../db/orm';
 import { createLogger } from '../logger';
@@ -6,6 +7,8 @@ import { onShutdownSignal } from '../shutdown';
 import { connectTemporalClient } from '../temporal/connection';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { startWorker } from './worker';
+
+exitOnUnsupportedNode();
 
 /**
  * `npm run start:worker`: the Temporal worker and the outbox dispatcher (which starts delivery workflows),

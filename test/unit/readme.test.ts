@@ -3,6 +3,7 @@ import path from 'node:path';
 import { SETTINGS } from '../../src/config';
 import { ERROR_STATUS } from '../../src/errors';
 import { PROJECT_ROOT } from '../../src/paths';
+import { unsupportedNodeMessage } from '../../src/runtime-version';
 
 describe('README', () => {
   const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
@@ -16,6 +17,13 @@ describe('README', () => {
     const errors = readFileSync(path.join(PROJECT_ROOT, 'docs/errors.md'), 'utf8');
     const missing = Object.entries(ERROR_STATUS).filter(([code, status]) => !errors.includes(`| ${status} | \`${code}\` |`));
     expect(missing).toEqual([]);
+  });
+
+  it('states the supported Node.js versions as package.json and the start check have them', () => {
+    const { engines } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+    const text = readme.replace(/\s+/g, ' ');
+    expect(text).toContain(`package.json \`engines\` says \`${engines.node}\``);
+    expect(text).toContain(`"${unsupportedNodeMessage('20.20.2')}"`);
   });
 
   it('gives the two commands', () => {
