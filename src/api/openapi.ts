@@ -105,8 +105,9 @@ function errorResponses(method: string, hasBody: boolean, hasId: boolean): Json 
 function restOperation(components: Components, spec: RouteSpec): Json {
   const method = spec.method.toLowerCase();
   const parameters: Json[] = [];
-  if (spec.path.includes('{id}')) {
-    parameters.push({ name: 'id', in: 'path', required: true, description: `The ${spec.record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
+  for (const [, name] of spec.path.matchAll(/\{(\w+)\}/g)) {
+    const record = name === 'id' ? spec.record : spec.pathRecords?.[name!];
+    parameters.push({ name, in: 'path', required: true, description: `The ${record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
   }
   for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: false, description: param.description, schema: param.schema });
   if (method !== 'get') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { isUuid } from '../../schemas/formats';
+import { isUuid, isValidDate } from '../../schemas/formats';
 import type { JsonSchema } from '../../schemas/schema-files';
 import type { QueryParam } from '../routes/route-spec';
 
@@ -15,6 +15,12 @@ function filter(name: string, description: string, schema: JsonSchema, parse: (r
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** `department.name` and a condition → `{ department: { name: condition } }`: a property of a related record. */
+const at = (path: string, condition: unknown): Record<string, unknown> =>
+  path
+    .split('.')
+    .reduceRight<unknown>((inner, property) => ({ [property]: inner }), condition) as Record<string, unknown>;
+
 /** `?customer_id=<uuid>`: records of that related record (a malformed id is a 400). */
 export const byId = (name: string, relation: string, description: string): Filter =>
   filter(
@@ -28,7 +34,7 @@ export const byId = (name: string, relation: string, description: string): Filte
     (id) => ({ [relation]: id }),
   );
 
-/** `?name=acme`: equal text, ignoring case (the way natural keys compare). */
+/** `?name=acme`: equal text, ignoring case (the way natural keys compare); `property` may be a related record's (`department.name`). */
 export const byText = (name: string, property: string, description: string): Filter =>
   filter(
     name,
@@ -38,7 +44,7 @@ export const byText = (name: string, property: string, description: string): Fil
       if (raw.length < 1 || raw.length > 200) throw ApiError.invalid(name, 'must be 1 to 200 characters');
       return raw;
     },
-    (text) => ({ [property]: { $ilike: escapeLike(text as string) } }),
+    (text) => at(property, { $ilike: escapeLike(text as string) }),
   );
 
 /** `?type=supplier`: one of a fixed set of values. */
@@ -78,4 +84,17 @@ export const byMember = (name: string, property: string, description: string): F
       return raw;
     },
     (value) => ({ [property]: { $contains: [value] } }),
+  );
+
+/** `?date_from=2026-03-01`: a calendar date, and the condition it puts on the records' dates. */
+export const byDate = (name: string, description: string, where: (date: string) => Record<string, unknown>): Filter =>
+  filter(
+    name,
+    description,
+    { type: 'string', format: 'date' },
+    (raw) => {
+      if (!isValidDate(raw)) throw ApiError.invalid(name, 'must be a calendar date (YYYY-MM-DD) from year 0001 to 9999');
+      return raw;
+    },
+    (date) => where(date as string),
   );

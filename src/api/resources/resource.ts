@@ -69,9 +69,10 @@ export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): R
       async handler(ctx) {
         const values = ctx.state.query;
         const page = pageOf(values);
-        const where: Record<string, unknown> = {};
-        if (values.updated_since) where.updatedAt = { $gte: values.updated_since };
-        for (const f of filters) if (values[f.param.name] !== undefined) Object.assign(where, f.where(values[f.param.name]));
+        const conditions = filters.filter((f) => values[f.param.name] !== undefined).map((f) => f.where(values[f.param.name]));
+        if (values.updated_since) conditions.push({ updatedAt: { $gte: values.updated_since } });
+        // Two filters may bound the same property (date_from and date_to).
+        const where = conditions.length ? { $and: conditions } : {};
         const { items, total } = await list(ctx.state.em, ctx.state.principal.companyId, page, where);
         ctx.body = listBody(items, total, page);
       },
