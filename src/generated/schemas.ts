@@ -2747,3 +2747,85 @@ export interface WorkOrder {
   created_at: string;
   updated_at: string;
 }
+
+export interface WorkTypeCreate {
+  /**
+   * What entries name it by (work_type_code); null for a type known only by its name. Fixed for the built-ins.
+   */
+  code?: string | null;
+  /**
+   * What entries may name it by (work_type_name).
+   */
+  name: string;
+  /**
+   * Billed to the customer: entries need a work order unless requires_work_order is false.
+   */
+  billable?: boolean;
+  /**
+   * Whether entries of this type need a work_order_number; null (the default) follows billable.
+   */
+  requires_work_order?: boolean | null;
+  /**
+   * Pay rate relative to regular time, e.g. 1.5 for overtime.
+   */
+  pay_multiplier?: number;
+  /**
+   * Inactive types cannot be chosen for new or changed entries. The default type must be active.
+   */
+  is_active?: boolean;
+  /**
+   * The type of entries that name none. Setting it makes this type the default instead of the current one; there is always exactly one.
+   */
+  is_default?: boolean;
+}
+
+/**
+ * Partial: only the fields given change.
+ */
+export interface WorkTypeUpdate {
+  /**
+   * What entries name it by (work_type_code); null for a type known only by its name. Fixed for the built-ins.
+   */
+  code?: string | null;
+  /**
+   * What entries may name it by (work_type_name).
+   */
+  name?: string;
+  /**
+   * Billed to the customer: entries need a work order unless requires_work_order is false.
+   */
+  billable?: boolean;
+  /**
+   * Whether entries of this type need a work_order_number; null (the default) follows billable.
+   */
+  requires_work_order?: boolean | null;
+  /**
+   * Pay rate relative to regular time, e.g. 1.5 for overtime.
+   */
+  pay_multiplier?: number;
+  /**
+   * Inactive types cannot be chosen for new or changed entries. The default type must be active.
+   */
+  is_active?: boolean;
+  /**
+   * The type of entries that name none. Setting it makes this type the default instead of the current one; there is always exactly one.
+   */
+  is_default?: boolean;
+}
+
+export interface WorkType {
+  id: string;
+  code: string | null;
+  name: string;
+  billable: boolean;
+  requires_work_order: boolean | null;
+  pay_multiplier: number;
+  is_active: boolean;
+  is_default: boolean;
+  /**
+   * REG, OT, VAC, SICK and HOL: every company has them; they cannot be deleted and keep their codes.
+   */
+  is_built_in: boolean;
+  created_at: string;
+  updated_at: string;
+}

@@ -4,6 +4,7 @@ import { Migration20261120000100RateLimits } from './Migration20261120000100Rate
 import { Migration20261121000000Webhooks } from './Migration20261121000000Webhooks';
 import { Migration20261122000000BusinessAndVendors } from './Migration20261122000000BusinessAndVendors';
 import { Migration20261122000100RequestGuards } from './Migration20261122000100RequestGuards';
+import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261121000000Webhooks', class: Migration20261121000000Webhooks },
   { name: 'Migration20261122000000BusinessAndVendors', class: Migration20261122000000BusinessAndVendors },
   { name: 'Migration20261122000100RequestGuards', class: Migration20261122000100RequestGuards },
+  { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
 ];
