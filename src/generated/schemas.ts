@@ -1934,25 +1934,69 @@ export interface CustomerDeletedInput {
   customer_name: string;
 }
 
-/**
- * employee.created data (webhooks.md 2.4).
- */
 export interface EmployeeCreatedInput {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
   emp_number: string;
   name: string;
   email: string;
-  phone?: string;
-  department_name?: string;
-  role_name?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
   employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
   /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
    * @maxItems 100
    */
   employee_skills?: string[];
-  start_date?: string;
-  emergency_contact_name?: string;
-  emergency_contact_phone?: string;
-  emergency_contact_relationship?: string;
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+/**
+ * Only the fields given change (employee_type too is optional); null clears an optional field.
+ */
+export interface EmployeeUpdatedInput {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number: string;
+  name?: string;
+  email?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type?: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+export interface EmployeeDeletedInput {
+  emp_number: string;
 }
 
 /**
@@ -2079,6 +2123,72 @@ export interface ProjectCreatedInput {
  */
 export interface TestConnectionInput {
   [k: string]: unknown;
+}
+
+export interface TimeOffCreatedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  emp_number: string;
+}
+
+/**
+ * start_date and end_date are the request's dates as they are (they identify it); the other fields change.
+ */
+export interface TimeOffUpdatedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  emp_number: string;
+}
+
+export interface TimeOffDeletedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  emp_number: string;
 }
 
 export interface VendorCreatedInput {
@@ -2315,6 +2425,88 @@ export interface Customer {
   updated_at: string;
 }
 
+export interface EmployeeCreate {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number: string;
+  name: string;
+  email: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field.
+ */
+export interface EmployeeUpdate {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number?: string;
+  name?: string;
+  email?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type?: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+export interface Employee {
+  id: string;
+  emp_number: string;
+  name: string;
+  email: string;
+  phone: string | null;
+  department_name: string | null;
+  role_name: string | null;
+  employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Skill names, alphabetical.
+   */
+  employee_skills: string[];
+  start_date: string | null;
+  emergency_contact_name: string | null;
+  emergency_contact_phone: string | null;
+  emergency_contact_relationship: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface LocationCreate {
   name: string;
   address_line_1?: string | null;
@@ -2403,6 +2595,80 @@ export interface Skill {
   id: string;
   name: string;
   created_at: string;
+}
+
+export interface TimeOffCreate {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  /**
+   * An employee of the company; cannot change later.
+   */
+  employee_id: string;
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field.
+ */
+export interface TimeOffUpdate {
+  start_date?: string;
+  /**
+   * On or after start_date.
+   */
+  end_date?: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+}
+
+export interface TimeOff {
+  id: string;
+  employee_id: string;
+  start_date: string;
+  end_date: string;
+  start_time: string | null;
+  end_time: string | null;
+  time_off_type: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  status: 'approved' | 'pending' | 'denied';
+  reason: string | null;
+  notes: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface VendorLocationCreate {

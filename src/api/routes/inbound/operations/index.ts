@@ -1,10 +1,11 @@
 import type { InboundOperation } from '../operation';
 import { contactOperations } from './contact';
 import { customerOperations } from './customer';
-import { employeeCreated } from './employee-created';
+import { employeeOperations } from './employee';
 import { locationOperations } from './location';
 import { projectCreated } from './project-created';
 import { testConnection } from './test-connection';
+import { timeOffOperations } from './time-off';
 import { vendorOperations } from './vendor';
 
 /**
@@ -14,10 +15,11 @@ import { vendorOperations } from './vendor';
  */
 export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   testConnection,
-  employeeCreated,
   projectCreated,
+  ...employeeOperations,
   ...customerOperations,
   ...locationOperations,
   ...contactOperations,
   ...vendorOperations,
+  ...timeOffOperations,
 ] as InboundOperation<never>[];
