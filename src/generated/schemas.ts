@@ -2191,6 +2191,51 @@ export interface TimeOffDeletedInput {
   emp_number: string;
 }
 
+export interface TimesheetCreatedInput {
+  emp_number: string;
+  timesheet_date: string;
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @maxItems 100
+   */
+  entries?: TimesheetEntryInput[];
+}
+
+/**
+ * Only the fields given change. status moves the timesheet through its lifecycle (submitted, locked, processed; draft unlocks a locked one); entries are added, or change the entry their entry_id names.
+ */
+export interface TimesheetUpdatedInput {
+  emp_number: string;
+  timesheet_date: string;
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  entries?: [TimesheetEntryChange, ...TimesheetEntryChange[]];
+}
+
+export interface TimesheetDeletedInput {
+  emp_number: string;
+  timesheet_date: string;
+}
+
 export interface VendorCreatedInput {
   vendor_name: string;
   type?: 'subcontractor' | 'supplier' | 'consultant' | null;
@@ -2667,6 +2712,148 @@ export interface TimeOff {
   status: 'approved' | 'pending' | 'denied';
   reason: string | null;
   notes: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TimesheetEntryInput {
+  /**
+   * Must equal the timesheet's timesheet_date.
+   */
+  entry_date: string;
+  hours: number;
+  /**
+   * A work order of the company (not a UUID). Required for work types that need one (billable ones unless requires_work_order is false); null for none.
+   */
+  work_order_number?: string | null;
+  /**
+   * The preferred way to choose the work type; an inactive type is refused.
+   */
+  work_type_code?: string;
+  /**
+   * Used when work_type_code is absent; matched against active work types, ignoring case. With neither, the company's default type.
+   */
+  work_type_name?: string;
+  /**
+   * HH:MM.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM.
+   */
+  end_time?: string | null;
+  notes?: string | null;
+}
+
+/**
+ * With entry_id: changes that entry (only the fields given). Without: a new entry (entry_date and hours required).
+ */
+export interface TimesheetEntryChange {
+  /**
+   * Must equal the timesheet's timesheet_date.
+   */
+  entry_date?: string;
+  hours?: number;
+  /**
+   * A work order of the company (not a UUID). Required for work types that need one (billable ones unless requires_work_order is false); null for none.
+   */
+  work_order_number?: string | null;
+  /**
+   * The preferred way to choose the work type; an inactive type is refused.
+   */
+  work_type_code?: string;
+  /**
+   * Used when work_type_code is absent; matched against active work types, ignoring case. With neither, the company's default type.
+   */
+  work_type_name?: string;
+  /**
+   * HH:MM.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM.
+   */
+  end_time?: string | null;
+  notes?: string | null;
+  /**
+   * An entry of this timesheet (its id in the timesheet's entries).
+   */
+  entry_id?: string;
+}
+
+export interface TimesheetCreate {
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * An employee of the company; cannot change later.
+   */
+  employee_id: string;
+  /**
+   * The day; an employee has one timesheet per day. Cannot change later.
+   */
+  timesheet_date: string;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @maxItems 100
+   */
+  entries?: TimesheetEntryInput[];
+}
+
+/**
+ * Partial: only the fields given change; entries given are added, or change the entry their entry_id names (the others stay). Refused with 409 while the timesheet is locked or processed.
+ */
+export interface TimesheetUpdate {
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  entries?: [TimesheetEntryChange, ...TimesheetEntryChange[]];
+}
+
+export interface TimesheetEntry {
+  id: string;
+  entry_date: string;
+  hours: number;
+  work_type_id: string;
+  work_type_code: string | null;
+  work_type_name: string;
+  work_order_id: string | null;
+  work_order_number: string | null;
+  work_order_title: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  notes: string | null;
+}
+
+export interface Timesheet {
+  id: string;
+  employee_id: string;
+  timesheet_date: string;
+  status: 'draft' | 'submitted' | 'locked' | 'processed';
+  total_hours: number | null;
+  notes: string | null;
+  submitted_at: string | null;
+  locked_at: string | null;
+  processed_at: string | null;
+  /**
+   * The payroll run that processed it, if one did.
+   */
+  payroll_run_id: string | null;
+  /**
+   * Oldest first.
+   */
+  entries: TimesheetEntry[];
   created_at: string;
   updated_at: string;
 }

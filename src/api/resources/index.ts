@@ -6,6 +6,7 @@ import { projectsResource } from './projects';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
 import { timeOffResource } from './time-off';
+import { timesheetsResource } from './timesheets';
 import { vendorLocationsResource } from './vendor-locations';
 import { vendorsResource } from './vendors';
 import { workOrdersResource } from './work-orders';
@@ -23,5 +24,6 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   vendorLocationsResource,
   skillsResource,
   timeOffResource,
+  timesheetsResource,
   workTypesResource,
 ];

@@ -6,6 +6,7 @@ import { locationOperations } from './location';
 import { projectCreated } from './project-created';
 import { testConnection } from './test-connection';
 import { timeOffOperations } from './time-off';
+import { timesheetOperations } from './timesheet';
 import { vendorOperations } from './vendor';
 
 /**
@@ -22,4 +23,5 @@ export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   ...contactOperations,
   ...vendorOperations,
   ...timeOffOperations,
+  ...timesheetOperations,
 ] as InboundOperation<never>[];
