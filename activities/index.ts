@@ -1,5 +1,6 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
+import { createPayrollRunActivities } from './payroll-run';
 import { createProjectCreationActivities } from './project-creation';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
@@ -9,6 +10,7 @@ export type { ActivityDeps } from './deps';
 export function createActivities(deps: ActivityDeps) {
   return withActivityFailures({
     ...createProjectCreationActivities(deps),
+    ...createPayrollRunActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

@@ -1,3 +1,4 @@
 /** Every workflow the worker runs; the bundler starts from this file. */
+export { payrollRun } from './payroll-run';
 export { projectCreation } from './project-creation';
 export { webhookDelivery } from './webhook-delivery';

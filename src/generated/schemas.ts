@@ -2614,6 +2614,51 @@ export interface Location {
   updated_at: string;
 }
 
+export interface PayrollRunCreate {
+  /**
+   * First day of the period.
+   */
+  period_start: string;
+  /**
+   * Last day of the period (inclusive), on or after period_start.
+   */
+  period_end: string;
+}
+
+/**
+ * A run still going when the request stopped waiting; GET /payroll-runs/{id} follows it once a worker has started it.
+ */
+export interface PayrollRunAccepted {
+  id: string;
+  status: 'running';
+  workflow_id: string;
+}
+
+export interface PayrollRun {
+  id: string;
+  period_start: string;
+  period_end: string;
+  status: 'running' | 'completed';
+  /**
+   * How many timesheets it processed; null while running.
+   */
+  total_count: number | null;
+  /**
+   * The timesheets it processed so far, by day.
+   */
+  timesheet_ids: string[];
+  /**
+   * The API key that asked for it.
+   */
+  requested_by: string;
+  /**
+   * The payrollRun workflow in Temporal: payroll/<company id>/<period_start>/<period_end>.
+   */
+  workflow_id: string;
+  created_at: string;
+  completed_at: string | null;
+}
+
 /**
  * The spec's list fields (id, name, status, customer_id, start_date, created_at) plus the project code and descriptive fields.
  */
