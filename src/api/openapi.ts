@@ -41,6 +41,11 @@ class Components {
     return { $ref: `#/components/schemas/${name}` };
   }
 
+  /** The schema node a reference points at. */
+  resolve(ref: string): JsonSchema {
+    return resolveRef(this.files, '', ref).node;
+  }
+
   private nameOf(fileId: string, pointer: string, node: JsonSchema): string {
     if (typeof node.title === 'string') return node.title;
     const file = this.files.get(fileId)!;
@@ -135,7 +140,8 @@ function inboundPath(components: Components, operations: readonly InboundOperati
       description: operation.summary,
       type: 'object',
       additionalProperties: false,
-      required: ['event_type', 'data'],
+      // data may be left out when nothing in it is required (test.connection): it is then {}.
+      required: Array.isArray(components.resolve(operation.schema).required) ? ['event_type', 'data'] : ['event_type'],
       properties: {
         event_type: { const: operation.eventType },
         timestamp: { type: 'string', format: 'date-time', description: 'When the sending system produced the request.' },
