@@ -49,7 +49,7 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
    * shown, so its lists load entities rather than plain rows.
    */
   wireRelations?: readonly string[];
-  /** Refuses any change of the record as it stands (throw), before the change is applied: a locked timesheet. */
+  /** Refuses any change or deletion of the record as it stands (throw), before anything is applied: a locked timesheet. */
   beforeUpdate?(entity: E): void;
   /** Rules across fields, after a create or update is applied (throw an ApiError to refuse). */
   check?(em: EntityManager, entity: E): Promise<void>;

@@ -1,4 +1,3 @@
-import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError } from '@temporalio/client';
 import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
@@ -89,8 +88,8 @@ export async function getPayrollRun(em: EntityManager, companyId: string, id: st
 }
 
 /** Newest first, like a log. */
-export async function listPayrollRuns(em: EntityManager, companyId: string, page: Page, where: FilterQuery<PayrollRun> = {}) {
-  const { items, total } = await findPage(em, PayrollRun, { ...(where as object), company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
+export async function listPayrollRuns(em: EntityManager, companyId: string, page: Page) {
+  const { items, total } = await findPage(em, PayrollRun, { company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
   const runs = await em.find(PayrollRun, { id: { $in: items.map((r) => r.id) } }, { orderBy: { createdAt: 'desc', id: 'desc' } });
   const records: PayrollRunRecord[] = [];
   for (const run of runs) records.push(await payrollRunRecord(em, run));

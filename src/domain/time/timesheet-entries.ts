@@ -41,9 +41,12 @@ async function resolveWorkType(em: EntityManager, companyId: string, input: Time
     return type;
   }
   if (input.work_type_name !== undefined) {
-    const id = await findIdIgnoringCase(em, 'work_types', { company_id: companyId, is_active: 'true' }, { name: input.work_type_name });
+    // Names are unique in the company, so an inactive type of that name is the only one there is.
+    const id = await findIdIgnoringCase(em, 'work_types', { company_id: companyId }, { name: input.work_type_name });
     if (!id) throw ApiError.invalid(`${path}.work_type_name`, `does not match an active work type of your company ("${input.work_type_name}")`);
-    return em.findOneOrFail(WorkType, id);
+    const type = await em.findOneOrFail(WorkType, id);
+    if (!type.isActive) throw ApiError.invalid(`${path}.work_type_name`, `names the inactive work type ${type.name}`);
+    return type;
   }
   return null;
 }

@@ -16,7 +16,7 @@ const FROZEN: readonly TimesheetStatus[] = ['locked', 'processed'];
 /** 409 naming the status while the timesheet is locked or processed. */
 export function assertEditable(timesheet: Timesheet): void {
   if (!FROZEN.includes(timesheet.status)) return;
-  const advice = timesheet.status === 'locked' ? 'a manager unlocks it first (POST /timesheets/{id}/unlock)' : 'processed timesheets are final';
+  const advice = timesheet.status === 'locked' ? 'a manager has to unlock it first' : 'processed timesheets are final';
   throw new ApiError('CONFLICT', `The timesheet is ${timesheet.status} and cannot be changed: ${advice}`, { field: 'status', reason: `is ${timesheet.status}` });
 }
 
