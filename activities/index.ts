@@ -1,5 +1,6 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
+import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
   return withActivityFailures({
     ...createProjectCreationActivities(deps),
     ...createProjectClosingActivities(deps),
+    ...createPayrollRunActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

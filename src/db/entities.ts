@@ -9,6 +9,10 @@ import { Role } from '../domain/people/role.entity';
 import { Skill } from '../domain/people/skill.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
 import { Vendor } from '../domain/supply/vendor.entity';
+import { PayrollRun } from '../domain/time/payroll-run.entity';
+import { TimeOff } from '../domain/time/time-off.entity';
+import { Timesheet, TimesheetEntry } from '../domain/time/timesheet.entity';
+import { WorkType } from '../domain/time/work-type.entity';
 import { Project } from '../domain/work/project.entity';
 import { WorkOrder } from '../domain/work/work-order.entity';
 import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
@@ -32,6 +36,11 @@ export const ENTITIES = [
   VendorLocation,
   Project,
   WorkOrder,
+  WorkType,
+  TimeOff,
+  PayrollRun,
+  Timesheet,
+  TimesheetEntry,
   OutboxEvent,
   WebhookEndpoint,
   WebhookDelivery,

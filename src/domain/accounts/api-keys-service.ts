@@ -6,6 +6,7 @@ import { ApiKey } from './api-key.entity';
 import { Company } from './company.entity';
 import { unknownScopes } from './scopes';
 import { isUuid } from '../../schemas/formats';
+import { addBuiltInWorkTypes } from '../time/work-types';
 
 /** Keys look like `cik_<12 id chars>_<43 secret chars>`; the part before the second underscore is the prefix. */
 const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
@@ -32,8 +33,10 @@ export interface IssuedApiKey {
   signingSecret: string;
 }
 
+/** A new company (tenant), with the built-in work types every company has. */
 export async function createCompany(em: EntityManager, name: string): Promise<Company> {
   const company = em.create(Company, { name: name.trim() });
+  addBuiltInWorkTypes(em, company);
   await em.flush();
   return company;
 }
