@@ -13,6 +13,9 @@ import type { ConsoleContext, ConsolePage, ConsoleState, FormBody } from './cont
 import { consoleHeaders, renderError, SESSION_COOKIE, sameToken, text } from './http';
 import { apiKeyPages } from './routes/api-keys';
 import { mountAuthPages } from './routes/auth';
+import { deliveryPages } from './routes/deliveries';
+import { endpointPages } from './routes/endpoints';
+import { userPages } from './routes/users';
 import { findSession } from './users/sessions';
 
 /** The stylesheet and script, served from this folder (the Docker image copies it next to dist/). */
@@ -21,7 +24,7 @@ export const CONSOLE_ASSETS_DIR = path.join(PROJECT_ROOT, 'src', 'console', 'ass
 const ASSETS: Record<string, string> = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'application/javascript; charset=utf-8' };
 
 /** Every console page and action. */
-const pages = (deps: AppDeps): ConsolePage[] => [...apiKeyPages(deps)];
+const pages = (deps: AppDeps): ConsolePage[] => [...apiKeyPages(deps), ...endpointPages(deps), ...deliveryPages(deps), ...userPages(deps)];
 
 /** Signed-out visitors go to the sign-in page (a page they asked for comes back after it). */
 const requireSignIn: Middleware<ConsoleState> = async (ctx, next) => {

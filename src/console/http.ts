@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
+import { parseTimestamp } from '../schemas/formats';
 import type { ConsoleContext, FormBody } from './context';
 import { html } from './html';
 import type { Session } from './users/sessions';
@@ -104,3 +105,15 @@ export function formRefusal(error: unknown): ApiError {
   if (error instanceof ApiError && (error.status === 400 || error.status === 409)) return error;
   throw error;
 }
+
+/** A datetime-local value (`2026-11-20T14:30`, seconds optional) read as UTC; null when it is not one. */
+export function parseUtcLocal(value: string): Date | null {
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2})?$/.exec(value);
+  return match ? parseTimestamp(`${match[1]}${match[2] ?? ':00'}Z`) : null;
+}
+
+/** The datetime-local value of an instant, in UTC. */
+export const utcLocal = (date: Date) => date.toISOString().slice(0, 16);
+
+/** A refusal's field, without the index of a list item (`event_types[0]` → `event_types`). */
+export const fieldOf = (error: ApiError) => (error.details.field ?? '').replace(/[[.].*$/, '');
