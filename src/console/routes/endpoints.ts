@@ -37,15 +37,19 @@ function formOf(ctx: ConsoleContext): EndpointForm {
   };
 }
 
-/** The form as the REST body it stands for; blanks the form cannot leave out are refused with plain words. */
-function bodyOf(form: EndpointForm) {
+/**
+ * The form as the REST body it stands for (a blank description is none: left out of a registration, cleared by
+ * an edit); blanks the form cannot leave out are refused with plain words.
+ */
+function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
   if (!form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
   if (form.eventTypes.length === 0) throw ApiError.invalid('event_types', 'is required', 'Choose at least one event or category.');
+  const description = form.description || (mode === 'update' ? null : undefined);
   return {
     url: form.url,
     event_types: form.eventTypes,
     payload_shape: form.payloadShape || 'A',
-    description: form.description || null,
+    ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
   };
 }
@@ -94,7 +98,7 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
       role: 'admin',
       handler: (ctx, session) =>
         withForm(ctx, session, newMode, async (form) => {
-          const body = validator.validate<WebhookEndpointCreate>(`${SCHEMA}/create`, bodyOf(form));
+          const body = validator.validate<WebhookEndpointCreate>(`${SCHEMA}/create`, bodyOf(form, 'create'));
           const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, consoleActor(session), {
             url: body.url,
             eventTypes: body.event_types,
@@ -139,7 +143,7 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
       role: 'admin',
       handler: (ctx, session) =>
         withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
-          const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form));
+          const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
           const endpoint = await updateEndpoint(ctx.state.em, policy, session.user.companyId, ctx.params.id!, {
             url: body.url,
             eventTypes: body.event_types,
