@@ -23,8 +23,8 @@ export const CONSOLE_ASSETS_DIR = path.join(PROJECT_ROOT, 'src', 'console', 'ass
 
 const ASSETS: Record<string, string> = { 'console.css': 'text/css; charset=utf-8', 'console.js': 'application/javascript; charset=utf-8' };
 
-/** Every console page and action. */
-const pages = (deps: AppDeps): ConsolePage[] => [...apiKeyPages(deps), ...endpointPages(deps), ...deliveryPages(deps), ...userPages(deps)];
+/** Every console page and action (but sign-in and sign-out). */
+export const consolePages = (deps: AppDeps): ConsolePage[] => [...apiKeyPages(deps), ...endpointPages(deps), ...deliveryPages(deps), ...userPages(deps)];
 
 /** Signed-out visitors go to the sign-in page (a page they asked for comes back after it). */
 const requireSignIn: Middleware<ConsoleState> = async (ctx, next) => {
@@ -90,7 +90,7 @@ export function consoleApp(deps: AppDeps): Middleware<AppState> {
   const limits = { idleMs: deps.config.console.sessionIdleMs, maxMs: deps.config.console.sessionMaxMs };
   const router = new Router<ConsoleState>({ prefix: '/console' });
   mountAuthPages(router, deps);
-  for (const page of pages(deps)) mountPage(router, page);
+  for (const page of consolePages(deps)) mountPage(router, page);
   const readForm = bodyParser({ enableTypes: ['form'], formLimit: '64kb' });
 
   const chain: Middleware<ConsoleState>[] = [

@@ -77,3 +77,59 @@ export function writeActions(page: Page): Promise<{ posts: string[]; links: stri
     links: [...document.querySelectorAll('a[href]')].map((a) => new URL(a.href).pathname).filter((p) => /\\/(new|edit|revoke|delete|rotate-secret|remove)$/.test(p)),
   }))()`);
 }
+
+export interface ConsoleResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  location: string | null;
+}
+
+/**
+ * The console over plain HTTP, as a browser without scripts uses it: a cookie jar, redirects not followed, and
+ * the CSRF token of the last page read sent with every form (unless told not to).
+ */
+export class ConsoleClient {
+  readonly cookies = new Map<string, string>();
+  csrf = '';
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  async request(method: 'GET' | 'POST', path: string, form?: Record<string, string | string[]>): Promise<ConsoleResponse> {
+    const headers: Record<string, string> = { ...this.headers };
+    if (this.cookies.size) headers.Cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: URLSearchParams | undefined;
+    if (form) {
+      body = new URLSearchParams();
+      for (const [name, value] of Object.entries(form)) for (const each of [value].flat()) body.append(name, each);
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: 'manual' });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const [name, value] = [pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1)];
+      if (/Max-Age=0/.test(cookie)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    const text = await response.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
+    if (token) this.csrf = token;
+    return { status: response.status, headers: response.headers, text, location: response.headers.get('location') };
+  }
+
+  get(path: string) {
+    return this.request('GET', path);
+  }
+
+  post(path: string, form: Record<string, string | string[]> = {}, options: { csrf?: boolean } = {}) {
+    return this.request('POST', path, options.csrf === false ? form : { _csrf: this.csrf, ...form });
+  }
+
+  /** Signs in through the form; returns the sign-in answer (303 on success). */
+  async signIn(email: string, password: string): Promise<ConsoleResponse> {
+    await this.get('/console/login');
+    return this.post('/console/login', { email, password });
+  }
+}
