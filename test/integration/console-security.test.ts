@@ -95,6 +95,12 @@ describe('console security', () => {
     client.cookies.set('console_session', /console_session=([^;]+)/.exec(cookie)![1]!);
     expect((await client.get('/console/api-keys')).location).toBe('/console/login?next=%2Fconsole%2Fapi-keys');
 
+    for (const [next, lands] of [['/console/deliveries?status=failed', '/console/deliveries?status=failed'], ['//evil.example/console', '/console/api-keys'], ['https://evil.example', '/console/api-keys']]) {
+      const returning = new ConsoleClient(stack.baseUrl);
+      await returning.get(`/console/login?next=${encodeURIComponent(next!)}`);
+      expect((await returning.post('/console/login', { email: acme.admin.email, password: acme.admin.password, next: next! })).location).toBe(lands);
+    }
+
     const idle = await signedIn(acme.admin);
     await stack.em().execute(`update console_sessions set last_seen_at = now() - interval '31 minutes'`);
     expect((await idle.get('/console/endpoints')).status).toBe(303);
