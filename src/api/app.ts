@@ -38,6 +38,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
   app.proxy = deps.config.trustProxy;
+  // Only the address the trusted proxy appended: earlier X-Forwarded-For entries are whatever the client sent.
+  app.maxIpsCount = 1;
   const { health, docs, rest, inbound } = createRouters(deps);
 
   app.use(securityHeaders());

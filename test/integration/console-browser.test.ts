@@ -132,7 +132,7 @@ describe('console in a browser', () => {
     await page.locator('#test-result .badge-delivered').waitFor();
     expect(page.url()).toBe(before);
     expect(await page.locator('#test-result').innerText()).toMatch(/succeeded\s+200/);
-    const [test] = await receiver.waitForRequests(1);
+    const [test] = await receiver.waitForRequests(1, 30_000);
     expect(test!.headers['x-webhook-event']).toBe('webhook.test');
     expect(verifiedAsReceiver(endpoint.secret, test!)).toBe(true);
     expect(await accessibilityProblems(page)).toEqual([]);
@@ -142,10 +142,10 @@ describe('console in a browser', () => {
   it('shows the delivery of an event and its attempts in the log', async () => {
     const created = await sendInbound(stack.baseUrl, key, envelope('employee.created', { emp_number: 'E-100', name: 'Sam Carter', email: 'sam@acme.example', employee_type: 'site_worker' }));
     expect(created.status).toBe(200);
-    const [, delivered] = await receiver.waitForRequests(2);
+    const [, delivered] = await receiver.waitForRequests(2, 30_000);
     expect(delivered!.headers['x-webhook-event']).toBe('employee.created');
     const id = delivered!.headers['x-webhook-id'] as string;
-    await waitFor(async () => (await deliveryStatus(id)) === 'delivered', 10_000, 'the delivery to be recorded');
+    await waitFor(async () => (await deliveryStatus(id)) === 'delivered', 30_000, 'the delivery to be recorded');
 
     await visit(page, '/console/deliveries');
     await page.getByLabel('Event type').fill('employee.created');
@@ -165,8 +165,11 @@ describe('console in a browser', () => {
   it('shows a failure with its status code and error; after the fix, Resend delivers it with the same X-Webhook-ID', async () => {
     receiver.respondWith(() => ({ status: 503, body: 'down for maintenance' }));
     expect((await sendInbound(stack.baseUrl, key, envelope('employee.updated', { emp_number: 'E-100', phone: '+1 403 555 0101' }))).status).toBe(200);
-    const [id] = await waitFor(async () => (await deliveriesOfEvent('employee.updated')).slice(0, 1), 10_000, 'the delivery');
-    await waitFor(async () => (await deliveryStatus(id!)) === 'failed', 90_000, 'the delivery to fail');
+    const [id] = await waitFor(async () => {
+      const ids = await deliveriesOfEvent('employee.updated');
+      return ids.length > 0 && ids;
+    }, 30_000, 'the delivery');
+    await waitFor(async () => (await deliveryStatus(id!)) === 'failed', 120_000, 'the delivery to fail');
 
     await visit(page, '/console/deliveries?status=failed');
     await page.locator('tbody tr', { hasText: 'employee.updated' }).getByRole('link').click();
@@ -186,7 +189,7 @@ describe('console in a browser', () => {
     await visit(page, `/console/deliveries/${id}`);
     await page.getByRole('button', { name: 'Resend' }).click();
     expect(await page.locator('.flash').innerText()).toContain('Resend requested');
-    await waitFor(async () => (await deliveryStatus(id!)) === 'delivered', 30_000, 'the resent delivery');
+    await waitFor(async () => (await deliveryStatus(id!)) === 'delivered', 60_000, 'the resent delivery');
     await page.reload();
     expect(await page.locator('.summary').innerText()).toContain('delivered');
     expect(await page.locator('table').innerText()).toMatch(/6\s+manual[\s\S]*succeeded\s+200/);
@@ -201,19 +204,20 @@ describe('console in a browser', () => {
   }, 180_000);
 
   it("resends an endpoint's failed deliveries since a time in bulk", async () => {
-    receiver.respondWith(() => ({ status: 500 }));
+    // A 4xx is a permanent failure: one attempt each.
+    receiver.respondWith(() => ({ status: 410, body: 'gone' }));
     for (const phone of ['+1 403 555 0102', '+1 403 555 0103']) {
       expect((await sendInbound(stack.baseUrl, key, envelope('employee.updated', { emp_number: 'E-100', phone }))).status).toBe(200);
     }
     const ids = await waitFor(async () => {
       const all = (await deliveriesOfEvent('employee.updated')).slice(1);
       return all.length === 2 && (await Promise.all(all.map(deliveryStatus))).every((s) => s === 'failed') && all;
-    }, 90_000, 'two failed deliveries');
+    }, 120_000, 'two failed deliveries');
     receiver.respondWith(() => ({ status: 200 }));
     await visit(page, `/console/endpoints/${endpoint.id}`);
     await page.getByRole('button', { name: 'Resend failed deliveries' }).click();
     expect(await page.locator('.flash').innerText()).toMatch(/^Resend requested for 2 failed deliveries made since/);
-    await waitFor(async () => (await Promise.all(ids.map(deliveryStatus))).every((s) => s === 'delivered'), 30_000, 'both to be delivered');
+    await waitFor(async () => (await Promise.all(ids.map(deliveryStatus))).every((s) => s === 'delivered'), 60_000, 'both to be delivered');
   }, 180_000);
 
   it('revokes the key after confirmation; the next request with it answers 401', async () => {

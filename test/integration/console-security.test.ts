@@ -154,6 +154,10 @@ describe('console security', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(800);
     expect(limited.text).toContain('Too many sign-in attempts');
+    // The proxy appends the address it saw: what the client put before it does not count.
+    const spoofing = from('198.51.100.1, 203.0.113.7');
+    await spoofing.get('/console/login');
+    expect((await spoofing.post('/console/login', { email: acme.admin.email, password: acme.admin.password })).status).toBe(429);
     const neighbour = from('203.0.113.8');
     await neighbour.get('/console/login');
     expect((await neighbour.post('/console/login', { email: acme.admin.email, password: acme.admin.password })).status).toBe(303);

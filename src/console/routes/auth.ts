@@ -75,6 +75,7 @@ export function mountAuthPages(router: Router<ConsoleState>, deps: AppDeps): voi
     if (check.rehash) user.passwordHash = await hashPassword(password);
     user.lastSignInAt = new Date();
     await em.flush();
+    if (ctx.state.session) await endSession(em, ctx.state.session.tokenHash);
     const { token } = await createSession(em, user.id, limits);
     setCookie(ctx, config, SESSION_COOKIE, token);
     clearCookie(ctx, config, LOGIN_COOKIE);
