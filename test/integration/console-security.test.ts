@@ -195,6 +195,39 @@ describe('console security', () => {
     expect((await admin.post('/console/users', { email: 'x@example.com', name: 'Nul\u0000', role: 'viewer' })).status).toBe(400);
   });
 
+  it('manages an endpoint through the same services as REST: edit, disable and enable, rotate the secret once, delete', async () => {
+    const acme = await companyWithUsers('Endpoints Co');
+    const admin = await signedIn(acme.admin);
+    const rest = async () => (await stack.em().execute<{ url: string; status: string; description: string | null; event_types: string[]; payload_shape: string; api_key_id: string | null; secret_sealed: string }[]>(
+      'select url, status, description, event_types, payload_shape, api_key_id, secret_sealed from webhook_endpoints where id = ?', [acme.endpointId],
+    ))[0]!;
+    const before = await rest();
+    const edit = await admin.get(`/console/endpoints/${acme.endpointId}/edit`);
+    expect(edit.text).toContain('value="https://localhost:9/hook"');
+    const saved = await admin.post(`/console/endpoints/${acme.endpointId}`, { url: 'https://localhost:10/hook', event_types: ['workorder.created', 'po.*'], payload_shape: 'B', description: '', api_key_id: '' });
+    expect(saved.location).toBe(`/console/endpoints/${acme.endpointId}`);
+    expect(await rest()).toMatchObject({ url: 'https://localhost:10/hook', event_types: ['work_order.created', 'po.*'], payload_shape: 'B', description: null, api_key_id: null });
+    expect((await admin.get(saved.location!)).text).toContain('The endpoint is saved.');
+
+    await admin.post(`/console/endpoints/${acme.endpointId}/status`, { status: 'disabled' });
+    expect((await rest()).status).toBe('disabled');
+    await admin.get(`/console/endpoints/${acme.endpointId}`);
+    await admin.post(`/console/endpoints/${acme.endpointId}/status`, { status: 'active' });
+    expect((await rest()).status).toBe('active');
+
+    await admin.get(`/console/endpoints/${acme.endpointId}/rotate-secret`);
+    const rotated = await admin.post(`/console/endpoints/${acme.endpointId}/rotate-secret`);
+    const secret = /id="endpoint-secret" type="text" value="(whsec_[A-Za-z0-9_-]+)"/.exec(rotated.text)?.[1];
+    expect(secret).toBeDefined();
+    expect((await rest()).secret_sealed).not.toBe(before.secret_sealed);
+    expect((await admin.get(`/console/endpoints/${acme.endpointId}`)).text).not.toContain(secret!);
+
+    await admin.get(`/console/endpoints/${acme.endpointId}/delete`);
+    expect((await admin.post(`/console/endpoints/${acme.endpointId}/delete`)).location).toBe('/console/endpoints');
+    expect((await rest()).status).toBe('deleted');
+    expect((await admin.get(`/console/endpoints/${acme.endpointId}`)).status).toBe(404);
+  });
+
   it('keeps each company to its own keys, endpoints and users, and every company to at least one admin', async () => {
     const a = await companyWithUsers('Tenant A');
     const b = await companyWithUsers('Tenant B');
