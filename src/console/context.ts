@@ -14,14 +14,12 @@ export interface ConsoleState extends AppState {
 
 export type ConsoleContext = RouterContext<ConsoleState>;
 
-/** Who may use a page: admin pages are refused to viewers; viewer pages are open to every signed-in user. */
-export type PageRole = ConsoleRole;
-
 /** One console page or form action, declared with the role it needs (see mountPage). */
 export interface ConsolePage {
   method: 'GET' | 'POST';
   /** Below /console, koa style: `/api-keys/:id/revoke`. An `:id` must be a record id (else 404). */
   path: string;
-  role: PageRole;
+  /** Who may use it: admin pages are refused to viewers; viewer pages are open to every signed-in user. */
+  role: ConsoleRole;
   handler(ctx: ConsoleContext, session: Session): Promise<void>;
 }

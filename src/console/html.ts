@@ -1,15 +1,11 @@
 /** Markup that is already safe: produced by the `html` template, never by concatenating input. */
 export class SafeHtml {
   constructor(readonly value: string) {}
-
-  toString(): string {
-    return this.value;
-  }
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 export type Html = SafeHtml | string | number | boolean | null | undefined | readonly Html[];
 

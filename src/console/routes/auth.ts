@@ -12,7 +12,7 @@ const HOME = '/console/api-keys';
 
 /** Where to go after signing in: a console page, never another site. */
 function safeNext(next: string): string {
-  return /^\/console(?:[/?][^\\\s]*)?$/.test(next) && !next.startsWith('//') ? next : HOME;
+  return /^\/console(?:[/?][^\\\s]*)?$/.test(next) ? next : HOME;
 }
 
 /** The sign-in form's CSRF nonce: the cookie's when it has one, else a new one set now (for two hours). */
