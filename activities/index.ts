@@ -1,5 +1,7 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
+import { createDeliveryRecoveryActivities } from './delivery-recovery';
+import { createDeliveryRunActivities } from './delivery-runs';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
@@ -12,5 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectCreationActivities(deps),
     ...createProjectClosingActivities(deps),
     ...createWebhookDeliveryActivities(deps),
+    ...createDeliveryRunActivities(deps),
+    ...createDeliveryRecoveryActivities(deps),
   });
 }

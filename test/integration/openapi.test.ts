@@ -7,6 +7,7 @@ import type { AppDeps } from '../../src/api/context';
 import { documentedRoutes } from '../../src/api/openapi';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { SecretBox } from '../../src/crypto/secret-box';
+import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
@@ -48,6 +49,7 @@ describe('GET /api/v1/openapi.json', () => {
       secretBox: new SecretBox(stack.config.encryptionKey),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
+      metrics: createApiMetrics(stack.orm),
     };
     const served = Object.values(createRouters(deps)).flatMap((router) =>
       router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => `${method} ${layer.path}`)),
