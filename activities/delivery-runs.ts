@@ -17,7 +17,7 @@ import {
   type WebhookDeliveryInput,
 } from '../workflows/webhook-delivery.contract';
 import type { ActivityDeps } from './deps';
-import { classify, endpointNotActive, markFailed } from './webhook-delivery';
+import { classify, endpointNotActive, markFailed, resolveDeliveryAlerts } from './webhook-delivery';
 
 /** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
 const MISSING_DELIVERY_ATTEMPTS = 30;
@@ -181,8 +181,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
       await em.transactional(async (tx) => {
         await tx.flush();
         await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
-        // An alert is about a delivery that has not reached its subscriber: once it has, it is resolved.
-        if (outcome === 'succeeded') await tx.execute('update webhook_alerts set resolved_at = now() where delivery_id = ? and resolved_at is null', [delivery.id]);
+        if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
       });
       if (endpoint.status === 'active' || result.durationMs > 0) {
         metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);

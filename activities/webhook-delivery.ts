@@ -40,6 +40,11 @@ export function endpointNotActive(endpoint: WebhookEndpoint): WebhookResult {
   return { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}${reason}`, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
 }
 
+/** An alert is about a delivery that has not reached its subscriber: once it has, the alert is resolved. */
+export async function resolveDeliveryAlerts(em: EntityManager, deliveryId: string): Promise<void> {
+  await em.execute('update webhook_alerts set resolved_at = now() where delivery_id = ? and resolved_at is null', [deliveryId]);
+}
+
 /** Marks a delivery failed (unless it was delivered meanwhile) and raises its alert once per failure. */
 export async function markFailed(em: EntityManager, logger: Logger, deliveryId: string, raiseAlert: boolean): Promise<void> {
   const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { populate: ['endpoint'] });
@@ -116,6 +121,7 @@ export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender
         Object.assign(delivery, { status: 'retrying', nextAttemptAt: new Date(now.getTime() + input.nextAttemptInMs) });
       }
       await em.flush();
+      if (outcome === 'succeeded') await resolveDeliveryAlerts(em, delivery.id);
       return { outcome, statusCode: result.statusCode };
     },
 

@@ -40,7 +40,7 @@ const setStatus = (status: DeliveryStatus) => upsertSearchAttributes([{ key: DEL
 /**
  * The delivery workflow as it was before DELIVERY_RUNS_PATCH, unchanged, so that runs begun with it replay
  * (it waits up to 30 days for a re-run signal): attempts at the scheduled times until a 2xx, a 4xx, or the last
- * attempt; then the delivery is failed and waits for a re-run. Remove once no such run is open.
+ * attempt; then the delivery is failed and waits for a re-run. Such runs stay open up to 30 days after the upgrade.
  */
 export async function legacyWebhookDelivery(input: LegacyWebhookDeliveryInput): Promise<LegacyWebhookDeliveryResult> {
   let reruns = 0;

@@ -18,7 +18,7 @@ import {
 import type { DeliveryRunActivities } from '../activities/delivery-runs';
 import type { AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
 import type { DeliveryStatus } from '../src/domain/webhooks/webhook-delivery.entity';
-import { DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID } from '../src/temporal/search-attributes';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
@@ -45,7 +45,7 @@ const deliveries = proxyActivities<DeliveryRunActivities>({
 
 type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | { delivered: false; failure: AttemptFailure; permanent: boolean };
 
-const minutes = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 360_000) / 10} h`);
+const duration = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 360_000) / 10} h`);
 const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
 
 /**
@@ -98,7 +98,11 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
   };
 
   const plan = await deliveries.beginDeliveryRun({ input, workflowId: info.workflowId, runAttempt: info.attempt });
+  // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
   upsertSearchAttributes([
+    { key: COMPANY_ID, value: input.companyId },
+    { key: ENDPOINT_ID, value: input.endpointId },
+    { key: EVENT_TYPE, value: input.eventType },
     { key: ENDPOINT_HOST, value: plan.endpointHost },
     ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
   ]);
@@ -161,13 +165,16 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
   }
 
   const failedSummary = () => `Failed after ${attemptNumber} attempt(s). Last: ${lastFailure ? describeFailure(lastFailure) : 'no attempt'}.`;
+  // Short, for the timeline: what failed shows next to the event, without opening it.
+  const afterAttempts = () => `after ${attemptNumber} attempt(s)${lastFailure ? ` (${lastFailure.error})` : ''}`;
+  const recordFailed = () => deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${afterAttempts()}` }, [{ deliveryId: input.deliveryId }]);
 
   try {
     if (plan.mode === 'test') {
       const outcome = await attempt('test', null);
       if (outcome.delivered) return await delivered(outcome);
       lastFailure = outcome.failure;
-      await deliveries.recordDeliveryFailed({ deliveryId: input.deliveryId });
+      await recordFailed();
       show('failed', failedSummary());
       throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Test delivery ${failedSummary()}`, details: [lastFailure], nonRetryable: true });
     }
@@ -184,24 +191,24 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
         const next = new Date(Date.now() + wait).toISOString();
         show('retrying', `Attempt ${attemptNumber} failed: ${describeFailure(lastFailure)}. Next attempt at ${next}. ${UPDATE_HINT}`);
         const nextAttemptInMs = waits[i + 1] ?? null;
-        outcome = (await rerunRequested(wait, `Attempt ${attemptNumber + 1} in ${minutes(wait)}, or on a re-run`))
+        outcome = (await rerunRequested(wait, `Attempt ${attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
           ? await manualAttempt(nextAttemptInMs)
           : await attempt('automatic', nextAttemptInMs);
       }
-      await deliveries.recordDeliveryFailed({ deliveryId: input.deliveryId });
+      await recordFailed();
       show('failed', `${failedSummary()} An alert was raised.`);
       // Retryable on purpose: the run shows as Failed, and Temporal's retry of the workflow starts the run that
       // waits for a re-run (mode await_rerun), so the open failed deliveries are exactly the current ones.
       throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Delivery ${failedSummary()}`, details: [lastFailure] });
     }
 
-    await deliveries.recordDeliveryFailed({ deliveryId: input.deliveryId });
+    await recordFailed();
     for (;;) {
       show('failed', `${failedSummary()} Waiting for a re-run. ${UPDATE_HINT}`);
-      if (!(await rerunRequested(plan.rerunWaitMs, `Waiting ${minutes(plan.rerunWaitMs)} for a re-run`))) {
+      if (!(await rerunRequested(plan.rerunWaitMs, `Failed ${afterAttempts()}. Waiting ${duration(plan.rerunWaitMs)} for the update "rerun"`))) {
         throw ApplicationFailure.create({
           type: DELIVERY_FAILED,
-          message: `Delivery ${failedSummary()} Not re-run within ${minutes(plan.rerunWaitMs)}; POST /api/v1/webhook-deliveries/${input.deliveryId}/retry still re-runs it.`,
+          message: `Delivery ${failedSummary()} Not re-run within ${duration(plan.rerunWaitMs)}; POST /api/v1/webhook-deliveries/${input.deliveryId}/retry still re-runs it.`,
           details: [lastFailure],
           nonRetryable: true,
         });
@@ -209,7 +216,7 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
       const outcome = await manualAttempt(null);
       if (outcome.delivered) return await delivered(outcome);
       lastFailure = outcome.failure;
-      await deliveries.recordDeliveryFailed({ deliveryId: input.deliveryId });
+      await recordFailed();
     }
   } catch (error) {
     if (isCancellation(error)) {
