@@ -3,6 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DeliveryAttempt, type AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
 import { disableEndpoint } from '../src/domain/webhooks/endpoints-service';
 import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
+import { isUuid } from '../src/schemas/formats';
 import type { WebhookEndpoint } from '../src/domain/webhooks/webhook-endpoint.entity';
 import { deliveryHeaders, signingSecrets } from '../src/webhooks/delivery-headers';
 import { deliveryWorkflowId } from '../src/webhooks/delivery-workflows';
@@ -22,6 +23,7 @@ import { classify, endpointNotActive, markFailed, resolveDeliveryAlerts } from '
 /** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
 const MISSING_DELIVERY_ATTEMPTS = 30;
 const INPUT_FIELDS = ['deliveryId', 'companyId', 'endpointId', 'eventType'] as const;
+const UUID_FIELDS = ['deliveryId', 'companyId', 'endpointId'] as const;
 
 const refuse = (message: string) => ApplicationFailure.create({ type: DELIVERY_RUN_REFUSED, message, nonRetryable: true });
 
@@ -43,15 +45,18 @@ function inputMismatches(input: WebhookDeliveryInput, delivery: WebhookDelivery)
   return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
 }
 
-function checkInputShape(input: unknown): asserts input is WebhookDeliveryInput {
+/** What is wrong with the shape of a run's input (it may have been typed by hand); null when nothing is. */
+function inputShapeProblem(input: unknown): string | null {
   const expected = `{${INPUT_FIELDS.map((f) => `"${f}"`).join(', ')}}`;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw refuse(`The input must be an object ${expected}`);
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return `The input must be an object ${expected}`;
   const keys = Object.keys(input);
   const wrong = keys.filter((key) => !(INPUT_FIELDS as readonly string[]).includes(key));
   const missing = INPUT_FIELDS.filter((field) => typeof (input as Record<string, unknown>)[field] !== 'string');
   if (wrong.length || missing.length) {
-    throw refuse(`The input must be ${expected} (strings)${wrong.length ? `; unknown: ${wrong.join(', ')}` : ''}${missing.length ? `; missing or not a string: ${missing.join(', ')}` : ''}`);
+    return `The input must be ${expected} (strings)${wrong.length ? `; unknown: ${wrong.join(', ')}` : ''}${missing.length ? `; missing or not a string: ${missing.join(', ')}` : ''}`;
   }
+  const notIds = UUID_FIELDS.filter((field) => !isUuid((input as WebhookDeliveryInput)[field]));
+  return notIds.length ? `${notIds.join(', ')} must be UUIDs` : null;
 }
 
 function failureOf(attempt: DeliveryAttempt, retryAfterMs: number | null = null): AttemptFailure {
@@ -101,7 +106,8 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
      * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run.
      */
     async beginDeliveryRun({ input, workflowId, runAttempt }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number }): Promise<DeliveryRunPlan> {
-      checkInputShape(input);
+      const shapeProblem = inputShapeProblem(input);
+      if (shapeProblem) throw refuse(shapeProblem);
       if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
         throw refuse(`The workflow id ${workflowId} does not name delivery ${input.deliveryId} (expected ${deliveryWorkflowId(input.deliveryId)})`);
       }
@@ -196,12 +202,20 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
       await markFailed(em, logger, deliveryId, !delivery.isTest);
     },
 
-    /** An operator cancelled the run: the delivery is recorded as cancelled (it can still be re-run). */
-    async recordDeliveryCancelled({ deliveryId }: { deliveryId: string }): Promise<void> {
+    /**
+     * An operator cancelled the run: the delivery is recorded as cancelled (it can still be re-run). The run may not
+     * have checked its input yet, so only a run whose input and workflow id name the delivery records it.
+     */
+    async recordDeliveryCancelled({ input, workflowId }: { input: WebhookDeliveryInput; workflowId: string }): Promise<void> {
+      if (inputShapeProblem(input) || workflowId !== deliveryWorkflowId(input.deliveryId)) return;
       await orm.em
         .fork()
         .getConnection()
-        .execute(`update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now() where id = ? and status <> 'delivered'`, [deliveryId]);
+        .execute(
+          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
+            where id = ? and company_id = ? and endpoint_id = ? and event_type = ? and status <> 'delivered'`,
+          [input.deliveryId, input.companyId, input.endpointId, input.eventType],
+        );
     },
   };
 }

@@ -97,17 +97,8 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
     setCurrentDetails(currentDetails);
   };
 
-  const plan = await deliveries.beginDeliveryRun({ input, workflowId: info.workflowId, runAttempt: info.attempt });
-  // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
-  upsertSearchAttributes([
-    { key: COMPANY_ID, value: input.companyId },
-    { key: ENDPOINT_ID, value: input.endpointId },
-    { key: EVENT_TYPE, value: input.eventType },
-    { key: ENDPOINT_HOST, value: plan.endpointHost },
-    ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
-  ]);
-  let attemptNumber = plan.nextAttemptNumber;
-  let lastFailure = plan.lastFailure;
+  let attemptNumber = 0;
+  let lastFailure: AttemptFailure | null = null;
 
   async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null): Promise<AttemptOutcome> {
     const number = attemptNumber++;
@@ -170,6 +161,18 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
   const recordFailed = () => deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${afterAttempts()}` }, [{ deliveryId: input.deliveryId }]);
 
   try {
+    const plan = await deliveries.beginDeliveryRun({ input, workflowId: info.workflowId, runAttempt: info.attempt });
+    // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
+    upsertSearchAttributes([
+      { key: COMPANY_ID, value: input.companyId },
+      { key: ENDPOINT_ID, value: input.endpointId },
+      { key: EVENT_TYPE, value: input.eventType },
+      { key: ENDPOINT_HOST, value: plan.endpointHost },
+      ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
+    ]);
+    attemptNumber = plan.nextAttemptNumber;
+    lastFailure = plan.lastFailure;
+
     if (plan.mode === 'test') {
       const outcome = await attempt('test', null);
       if (outcome.delivered) return await delivered(outcome);
@@ -219,8 +222,9 @@ async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDelivery
       await recordFailed();
     }
   } catch (error) {
+    // Cancelled at any point, even before the plan: the activity checks the input before recording it.
     if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(() => deliveries.recordDeliveryCancelled({ deliveryId: input.deliveryId }));
+      await CancellationScope.nonCancellable(() => deliveries.recordDeliveryCancelled({ input, workflowId: info.workflowId }));
       show('cancelled', `Cancelled after ${attemptNumber} attempt(s). It can still be re-run: POST /api/v1/webhook-deliveries/${input.deliveryId}/retry.`);
     }
     throw error;
