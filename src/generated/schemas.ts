@@ -3252,6 +3252,10 @@ export interface WebhookRecovery {
    */
   requested: number;
   /**
+   * Deliveries whose re-run attempt has finished (or that were delivered meanwhile): the recovery is over when it reaches total.
+   */
+  finished: number;
+  /**
    * The recovery's deliveries by their status now.
    */
   outcomes: {

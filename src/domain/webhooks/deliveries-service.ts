@@ -173,7 +173,7 @@ export const recoveryWorkflowId = (recoveryId: string) => `webhook-recovery/${re
  * `since` and starts the workflow that re-runs them. The endpoint must be active (a disabled one would fail them
  * again at once).
  */
-export async function startRecovery(em: EntityManager, temporal: Client, config: Config, companyId: string, endpointId: string, since: Date): Promise<WebhookRecovery> {
+export async function startRecovery(em: EntityManager, temporal: Client, taskQueue: string, companyId: string, endpointId: string, since: Date): Promise<WebhookRecovery> {
   const endpoint = await getEndpoint(em, companyId, endpointId);
   if (endpoint.status !== 'active') {
     throw new ApiError('CONFLICT', `The endpoint is ${endpoint.status}; re-enable it (PUT {"status": "active"}) before recovering its deliveries`, { field: 'status', reason: `is ${endpoint.status}` });
@@ -188,7 +188,7 @@ export async function startRecovery(em: EntityManager, temporal: Client, config:
     // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
     // run that finds no recovery and fails.
     await temporal.workflow.start('deliveryRecovery', {
-      taskQueue: config.temporal.taskQueue,
+      taskQueue,
       workflowId: recoveryWorkflowId(recovery.id),
       args: [{ recoveryId: recovery.id }],
       staticSummary: `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`,
@@ -199,18 +199,25 @@ export async function startRecovery(em: EntityManager, temporal: Client, config:
 
 export interface RecoveryProgress {
   recovery: WebhookRecovery;
+  /** The recovery's deliveries whose re-run attempt has finished since it began, or that were delivered meanwhile. */
+  finished: number;
   /** The recovery's deliveries by their status now. */
   outcomes: Record<DeliveryStatus, number>;
 }
 
-export async function getRecovery(em: EntityManager, companyId: string, endpointId: string, recoveryId: string): Promise<RecoveryProgress> {
-  const recovery = await em.findOne(WebhookRecovery, { id: recoveryId, company: companyId, endpoint: endpointId });
+/** How far a recovery is; `companyId` and `endpointId` keep it to its owner (the operator CLI gives none). */
+export async function getRecovery(em: EntityManager, recoveryId: string, owner?: { companyId: string; endpointId: string }): Promise<RecoveryProgress> {
+  const recovery = await em.findOne(WebhookRecovery, { id: recoveryId, ...(owner ? { company: owner.companyId, endpoint: owner.endpointId } : {}) });
   if (!recovery) throw ApiError.notFound('Recovery');
-  const rows = await em.execute<{ status: DeliveryStatus; count: string }[]>(
-    'select status, count(*) as count from webhook_deliveries where id = any(?::uuid[]) group by status',
-    [`{${recovery.deliveryIds.join(',')}}`],
+  const ids = `{${recovery.deliveryIds.join(',')}}`;
+  const rows = await em.execute<{ status: DeliveryStatus; count: string; finished: string }[]>(
+    `select d.status, count(*) as count,
+            count(*) filter (where d.status = 'delivered' or exists (
+              select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.created_at >= ? and a.outcome <> 'in_progress')) as finished
+       from webhook_deliveries d where d.id = any(?::uuid[]) group by d.status`,
+    [recovery.createdAt, ids],
   );
   const outcomes = { pending: 0, retrying: 0, delivered: 0, failed: 0, cancelled: 0 };
   for (const row of rows) outcomes[row.status] = Number(row.count);
-  return { recovery, outcomes };
+  return { recovery, finished: rows.reduce((sum, row) => sum + Number(row.finished), 0), outcomes };
 }

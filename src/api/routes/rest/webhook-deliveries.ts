@@ -67,7 +67,7 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
   };
 }
 
-export function recoveryJson({ recovery, outcomes }: RecoveryProgress): RecoveryRecord {
+export function recoveryJson({ recovery, finished, outcomes }: RecoveryProgress): RecoveryRecord {
   return {
     id: recovery.id,
     endpoint_id: recovery.endpoint.id,
@@ -75,6 +75,7 @@ export function recoveryJson({ recovery, outcomes }: RecoveryProgress): Recovery
     status: recovery.status,
     total: recovery.deliveryIds.length,
     requested: recovery.requested,
+    finished,
     outcomes,
     created_at: recovery.createdAt.toISOString(),
     completed_at: iso(recovery.completedAt),

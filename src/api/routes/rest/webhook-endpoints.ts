@@ -200,10 +200,10 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       async handler(ctx) {
         const { since } = ctx.request.body as WebhookEndpointRecover;
         const { companyId } = ctx.state.principal;
-        const recovery = await startRecovery(ctx.state.em, temporal, config, companyId, ctx.params.id!, new Date(since));
+        const recovery = await startRecovery(ctx.state.em, temporal, config.temporal.taskQueue, companyId, ctx.params.id!, new Date(since));
         ctx.status = 202;
         ctx.set('Location', `${ctx.path.replace(/\/recover$/, '')}/recoveries/${recovery.id}`);
-        ctx.body = recoveryJson(await getRecovery(ctx.state.em, companyId, ctx.params.id!, recovery.id));
+        ctx.body = recoveryJson(await getRecovery(ctx.state.em, recovery.id, { companyId, endpointId: ctx.params.id! }));
       },
     },
     {
@@ -215,7 +215,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       responses: { 200: { description: 'The recovery', schema: 'rest/webhook-deliveries.json#/$defs/recovery' } },
       async handler(ctx) {
         const recoveryId = recordId(ctx.params.recovery_id, 'Recovery');
-        ctx.body = recoveryJson(await getRecovery(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, recoveryId));
+        ctx.body = recoveryJson(await getRecovery(ctx.state.em, recoveryId, { companyId: ctx.state.principal.companyId, endpointId: ctx.params.id! }));
       },
     },
   ];
