@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   app.use(securityHeaders());
   app.use(requestContext(deps));
-  app.use(countRequests(deps.metrics));
+  app.use(countRequests(deps.metrics, [health, metrics, docs, rest, inbound]));
   app.use(errorHandler());
   app.use(storableText());
   app.use(health.routes());
