@@ -79,6 +79,7 @@ Construction integration service is running.
   REST API         ${base}/api/v1
   Inbound webhooks ${base}/webhooks/inbound
   Health           ${base}/health
+  Metrics          ${base}/metrics (worker: http://localhost:${worker.metricsPort}/metrics)
   API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}
   Data             ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL on port ${LOCAL_POSTGRES_PORT}, data in ${clusterDir}`}
