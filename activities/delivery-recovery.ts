@@ -19,7 +19,7 @@ export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: A
       const deliveries = await em.find(WebhookDelivery, { id: { $in: batch }, status: { $in: [...RERUNNABLE_STATUSES] } }, { populate: ['endpoint'] });
       for (const delivery of deliveries) {
         try {
-          await requestDeliveryRerun(temporal, taskQueue, deliveryToStart(delivery), { reason: `bulk recovery ${recoveryId}` }, { await: false });
+          await requestDeliveryRerun(temporal, taskQueue, deliveryToStart(delivery), { reason: `bulk recovery ${recoveryId}` }, { waitMs: 0 });
         } catch (error) {
           // Refused because an attempt is being made right now: it is being re-run already.
           if (!(error instanceof WorkflowUpdateFailedError)) throw error;

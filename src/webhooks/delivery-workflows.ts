@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -70,16 +71,17 @@ async function takesRerunUpdate(handle: WorkflowHandle): Promise<boolean> {
 }
 
 /**
- * Asks for a re-run: the update "rerun" to the delivery's open run (awaiting the attempt it makes when `await`
- * is set), or a new run once it has closed, which makes one attempt numbered after the recorded ones. An update
- * the run refuses (an attempt is being made right now) is thrown as WorkflowUpdateFailedError.
+ * Asks for a re-run: the update "rerun" to the delivery's open run (waiting up to `waitMs` for the attempt it
+ * makes; result null when it is still going), or a new run once it has closed, which makes one attempt numbered
+ * after the recorded ones. An update the run refuses (an attempt is being made right now) is thrown as
+ * WorkflowUpdateFailedError.
  */
 export async function requestDeliveryRerun(
   temporal: Client,
   taskQueue: string,
   delivery: DeliveryToStart,
   request: RerunRequest,
-  options: { await: boolean },
+  options: { waitMs: number },
 ): Promise<RerunRequested> {
   const handle = temporal.workflow.getHandle<typeof webhookDelivery>(deliveryWorkflowId(delivery.input.deliveryId));
   for (;;) {
@@ -95,9 +97,15 @@ export async function requestDeliveryRerun(
         await handle.signal(rerunSignal, request);
         return { via: 'signal' };
       }
-      if (options.await) return { via: 'update', result: await handle.executeUpdate(rerunUpdate, { args: [request] }) };
-      await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
-      return { via: 'update', result: null };
+      const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      if (options.waitMs <= 0) return { via: 'update', result: null };
+      // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
+      const stopWaiting = new AbortController();
+      const outcome = update.result().catch(() => null);
+      const deadline = delay(options.waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
+      const result = await Promise.race([outcome, deadline]);
+      stopWaiting.abort();
+      return { via: 'update', result };
     }
     // Someone else started a run between our look and our start: the update goes to that run.
     if (await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) return { via: 'new_run' };

@@ -120,14 +120,17 @@ export async function rerunDelivery(
     });
   }
   const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
+  const waitMs = config.webhooks.timeoutMs + 5000;
   let requested;
   try {
-    requested = await requestDeliveryRerun(temporal, config.temporal.taskQueue, deliveryToStart(delivery), { reason }, { await: true });
+    requested = await requestDeliveryRerun(temporal, config.temporal.taskQueue, deliveryToStart(delivery), { reason }, { waitMs });
   } catch (error) {
     if (!(error instanceof WorkflowUpdateFailedError)) throw error;
-    throw new ApiError('CONFLICT', `The delivery cannot be re-run right now: ${error.cause?.message ?? error.message}`, { field: null, reason: 'an attempt is being made' });
+    const refusal = error.cause?.message ?? error.message;
+    throw new ApiError('CONFLICT', `The delivery cannot be re-run right now: ${refusal}`, { field: null, reason: refusal });
   }
-  const finished = requested.via === 'update' || (await attemptFinished(em, delivery.id, last ? last.attemptNumber + 1 : 0, config.webhooks.timeoutMs + 5000));
+  const finished =
+    requested.via === 'update' ? requested.result !== null : await attemptFinished(em, delivery.id, last ? last.attemptNumber + 1 : 0, waitMs);
   await em.refresh(delivery);
   return { delivery, finished };
 }
