@@ -105,8 +105,10 @@ function errorResponses(method: string, hasBody: boolean, hasId: boolean): Json 
 function restOperation(components: Components, spec: RouteSpec): Json {
   const method = spec.method.toLowerCase();
   const parameters: Json[] = [];
-  if (spec.path.includes('{id}')) {
-    parameters.push({ name: 'id', in: 'path', required: true, description: `The ${spec.record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
+  // `{id}` is the record the route is about; others (`{recovery_id}`) name a record under it.
+  for (const [, name] of spec.path.matchAll(/\{(\w+)\}/g)) {
+    const of = name === 'id' ? (spec.record?.toLowerCase() ?? 'record') : name!.replace(/_id$/, '').replace(/_/g, ' ');
+    parameters.push({ name, in: 'path', required: true, description: `The ${of}'s id`, schema: { type: 'string', format: 'uuid' } });
   }
   for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: false, description: param.description, schema: param.schema });
   if (method !== 'get') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });

@@ -78,6 +78,17 @@ describe('GET /api/v1/openapi.json', () => {
     expect(document.webhooks['po.approved'].post.description).toContain('Shape A endpoints receive this event');
   });
 
+  it('declares every path parameter of every operation', () => {
+    const undeclared: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, { parameters?: { name: string; in: string }[] }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const declared = new Set((operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name));
+        for (const [, name] of path.matchAll(/\{(\w+)\}/g)) if (!declared.has(name!)) undeclared.push(`${method.toUpperCase()} ${path}: ${name}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
+  });
+
   it('documents list parameters, bodies and error responses of a collection', () => {
     const list = document.paths['/api/v1/vendors'].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(
