@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from './db/orm';
+import { ALERT_KINDS } from './domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES } from './domain/webhooks/webhook-delivery.entity';
 
 /**
@@ -38,7 +39,7 @@ function addStateGauges(registry: Registry, orm: Orm): void {
     registers: [registry],
     async collect() {
       const rows = await em().execute<{ kind: string; count: string }[]>('select kind, count(*) as count from webhook_alerts where resolved_at is null group by kind');
-      for (const kind of ['delivery_failed', 'endpoint_disabled']) this.set({ kind }, Number(rows.find((r) => r.kind === kind)?.count ?? 0));
+      for (const kind of ALERT_KINDS) this.set({ kind }, Number(rows.find((r) => r.kind === kind)?.count ?? 0));
     },
   });
 }
