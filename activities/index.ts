@@ -2,6 +2,7 @@ import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
 import { createDeliveryRecoveryActivities } from './delivery-recovery';
 import { createDeliveryRunActivities } from './delivery-runs';
+import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
   return withActivityFailures({
     ...createProjectCreationActivities(deps),
     ...createProjectClosingActivities(deps),
+    ...createPayrollRunActivities(deps),
     ...createWebhookDeliveryActivities(deps),
     ...createDeliveryRunActivities(deps),
     ...createDeliveryRecoveryActivities(deps),

@@ -40,6 +40,14 @@ export interface Config {
   workerMetricsPort: number;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** Trust X-Forwarded-For and X-Forwarded-Proto (the API runs behind a proxy that sets them). */
+  trustProxy: boolean;
+  console: {
+    /** A console session ends after this long without a request… */
+    sessionIdleMs: number;
+    /** …and this long after sign-in in any case. */
+    sessionMaxMs: number;
+  };
 }
 
 interface Setting<T> {
@@ -170,6 +178,13 @@ export const SETTINGS = {
   },
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  TRUST_PROXY: {
+    description: 'take the client address and protocol from X-Forwarded-For / X-Forwarded-Proto (behind a proxy that sets them)',
+    default: 'false',
+    parse: boolean,
+  },
+  CONSOLE_SESSION_IDLE_MINUTES: { description: 'a console session ends after this many minutes without a request', default: '30', parse: integer(1, 1440) },
+  CONSOLE_SESSION_MAX_HOURS: { description: 'a console session ends this many hours after sign-in', default: '12', parse: integer(1, 720) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -221,5 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     workerMetricsPort: v.WORKER_METRICS_PORT,
     outboxPollMs: v.OUTBOX_POLL_MS,
+    trustProxy: v.TRUST_PROXY,
+    console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },
   };
 }

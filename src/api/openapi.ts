@@ -41,6 +41,11 @@ class Components {
     return { $ref: `#/components/schemas/${name}` };
   }
 
+  /** The schema node a reference points at. */
+  resolve(ref: string): JsonSchema {
+    return resolveRef(this.files, '', ref).node;
+  }
+
   private nameOf(fileId: string, pointer: string, node: JsonSchema): string {
     if (typeof node.title === 'string') return node.title;
     const file = this.files.get(fileId)!;
@@ -105,10 +110,9 @@ function errorResponses(method: string, hasBody: boolean, hasId: boolean): Json 
 function restOperation(components: Components, spec: RouteSpec): Json {
   const method = spec.method.toLowerCase();
   const parameters: Json[] = [];
-  // `{id}` is the record the route is about; others (`{recovery_id}`) name a record under it.
   for (const [, name] of spec.path.matchAll(/\{(\w+)\}/g)) {
-    const of = name === 'id' ? (spec.record?.toLowerCase() ?? 'record') : name!.replace(/_id$/, '').replace(/_/g, ' ');
-    parameters.push({ name, in: 'path', required: true, description: `The ${of}'s id`, schema: { type: 'string', format: 'uuid' } });
+    const record = name === 'id' ? spec.record : spec.pathRecords?.[name!];
+    parameters.push({ name, in: 'path', required: true, description: `The ${record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
   }
   for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: false, description: param.description, schema: param.schema });
   if (method !== 'get') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
@@ -136,7 +140,8 @@ function inboundPath(components: Components, operations: readonly InboundOperati
       description: operation.summary,
       type: 'object',
       additionalProperties: false,
-      required: ['event_type', 'data'],
+      // data may be left out when nothing in it is required (test.connection): it is then {}.
+      required: Array.isArray(components.resolve(operation.schema).required) ? ['event_type', 'data'] : ['event_type'],
       properties: {
         event_type: { const: operation.eventType },
         timestamp: { type: 'string', format: 'date-time', description: 'When the sending system produced the request.' },

@@ -6,13 +6,21 @@ import { parseEncryptionKey, SETTINGS } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { runningEmbeddedPostgresUrl, startEmbeddedPostgres } from '../db/embedded-postgres';
 import { connectOrm, migrate } from '../db/orm';
+import { CONSOLE_ROLES, type ConsoleRole } from '../console/users/console-user.entity';
+import { createUser, listUsers, resetPassword } from '../console/users/users-service';
 import { Company } from '../domain/accounts/company.entity';
 import { createCompany, issueApiKey, listApiKeys, revokeApiKey } from '../domain/accounts/api-keys-service';
 import { ALL_SCOPES } from '../domain/accounts/scopes';
+import type { Actor } from '../domain/accounts/actor';
+import { findIdIgnoringCase } from '../domain/natural-keys';
 import { addSkill, listSkills } from '../domain/people/skills-service';
 import { getRecovery, startRecovery } from '../domain/webhooks/deliveries-service';
 import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
+import { workTypes } from '../domain/time/work-types';
 import { ApiError } from '../errors';
+import type { WorkTypeCreate, WorkType as WorkTypeRecord, WorkTypeUpdate } from '../generated/schemas';
+import { isUuid } from '../schemas/formats';
+import { SchemaValidator } from '../schemas/schema-validator';
 import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, LOCAL_TEMPORAL_PORT, localEncryptionKey } from '../local-environment';
 import { connectTemporalClient } from '../temporal/connection';
 
@@ -28,6 +36,20 @@ const USAGE = `Usage: npm run cli -- <command>
   key revoke <key id or prefix>
   skill add --company <id> <name> [<name> …]             add entries to the company's skill library
   skill list --company <id>
+  work-type list --company <id>                          the company's work types (built-ins REG, OT, VAC,
+                                                         SICK, HOL and its own)
+  work-type add --company <id> --name <name> [--code <code>] [--billable yes|no]
+                [--requires-work-order yes|no] [--pay-multiplier <n>] [--active yes|no] [--default]
+  work-type set --company <id> <code or name> [--name <name>] [--code <code>] [--billable yes|no]
+                [--requires-work-order yes|no|auto] [--pay-multiplier <n>] [--active yes|no] [--default]
+                                                         change a work type (auto: billable decides)
+  user create --company <id> --email <email> --name <name> [--role admin|viewer]
+                                                         add a console user (the company's first admin:
+                                                         role admin, the default); prints a generated
+                                                         password once
+  user list --company <id>
+  user reset-password <email>                            a new generated password, printed once; the
+                                                         user's sessions end
   scopes                                                 list the scopes a key can hold
   delivery recover --endpoint <id> --since <ISO time>    re-run every failed or cancelled delivery of the
                    [--timeout <seconds>]                 endpoint since then, showing progress (the worker
@@ -37,17 +59,25 @@ const USAGE = `Usage: npm run cli -- <command>
 Uses DATABASE_URL (and ENCRYPTION_KEY) when set; otherwise the embedded database of \`npm start\` in .data/,
 starting it for the command when it is not running.`;
 
-interface CommandArgs {
+interface Args {
   positionals: string[];
   company?: string;
   name?: string;
+  email?: string;
+  role?: string;
   scopes?: string;
+  code?: string;
+  billable?: string;
+  'requires-work-order'?: string;
+  'pay-multiplier'?: string;
+  active?: string;
+  default?: boolean;
   endpoint?: string;
   since?: string;
   timeout?: string;
 }
 
-type Command = (em: EntityManager, args: CommandArgs) => Promise<void>;
+type Command = (em: EntityManager, args: Args) => Promise<void>;
 
 const need = (value: string | undefined, flag: string): string => {
   if (!value) throw new Error(`${flag} is required\n\n${USAGE}`);
@@ -55,6 +85,63 @@ const need = (value: string | undefined, flag: string): string => {
 };
 
 const secretBox = () => new SecretBox(parseEncryptionKey(process.env.ENCRYPTION_KEY || localEncryptionKey()));
+
+/** The company a command names, which must exist. */
+async function companyOf(em: EntityManager, id: string | undefined): Promise<string> {
+  const companyId = need(id, '--company');
+  if (!isUuid(companyId) || !(await em.findOne(Company, companyId))) throw new Error(`No company with id ${companyId}`);
+  return companyId;
+}
+
+/** Work types record no events, so no API key is named as the origin of the change. */
+const operator = (companyId: string): Actor => ({ companyId, apiKeyId: 'operator' });
+
+/** A refusal of the services, as the CLI prints it: the field and why. */
+const asCliError = (error: unknown): never => {
+  if (error instanceof ApiError) throw new Error(error.message, { cause: error });
+  throw error;
+};
+
+const flag = (value: string | undefined, option: string): boolean | undefined => {
+  if (value === undefined) return undefined;
+  if (value !== 'yes' && value !== 'no') throw new Error(`${option} takes yes or no`);
+  return value === 'yes';
+};
+
+/** The REST body of a work-type command's options, held to the REST schema's bounds. */
+function workTypeBody(args: Args, schema: 'create' | 'update'): WorkTypeCreate & WorkTypeUpdate {
+  const requires = args['requires-work-order'];
+  const multiplier = args['pay-multiplier'];
+  const body = {
+    name: args.name,
+    code: args.code,
+    billable: flag(args.billable, '--billable'),
+    requires_work_order: requires === 'auto' ? null : flag(requires, '--requires-work-order'),
+    pay_multiplier: multiplier === undefined ? undefined : Number(multiplier),
+    is_active: flag(args.active, '--active'),
+    is_default: args.default,
+  };
+  const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+  try {
+    return new SchemaValidator().validate(`rest/work-types.json#/$defs/${schema}`, given);
+  } catch (error) {
+    if (error instanceof ApiError) throw new Error(`${error.details.field}: ${error.details.reason}`, { cause: error });
+    throw error;
+  }
+}
+
+const workTypeLine = (t: WorkTypeRecord) =>
+  [
+    (t.code ?? '-').padEnd(8),
+    t.name.padEnd(24),
+    t.billable ? 'billable' : 'non-billable',
+    `work order ${(t.requires_work_order ?? t.billable) ? 'required' : 'optional'}`,
+    `x${t.pay_multiplier}`,
+    t.is_active ? 'active' : 'inactive',
+    t.is_default ? 'default' : '',
+  ]
+    .join('  ')
+    .trimEnd();
 
 const COMMANDS: Record<string, Command> = {
   'company create': async (em, { positionals }) => {
@@ -88,6 +175,30 @@ const COMMANDS: Record<string, Command> = {
     const key = await revokeApiKey(em, need(positionals[0], '<key id or prefix>'));
     if (!key) throw new Error(`No API key ${positionals[0]}`);
     console.log(`Revoked ${key.prefix} (${key.name})`);
+  },
+  'user create': async (em, { company, email, name, role }) => {
+    const chosen = role ?? 'admin';
+    if (!CONSOLE_ROLES.includes(chosen as ConsoleRole)) throw new Error(`--role takes ${CONSOLE_ROLES.join(' or ')}`);
+    const { user, password } = await createUser(em, {
+      companyId: await companyOf(em, company),
+      email: need(email, '--email'),
+      name: need(name, '--name'),
+      role: chosen as ConsoleRole,
+    }).catch(asCliError);
+    console.log(`Console user created (the password is shown only now; sign in at /console and change it there)
+  id:        ${user.id}
+  email:     ${user.email}
+  role:      ${user.role}
+  password:  ${password}`);
+  },
+  'user list': async (em, { company }) => {
+    for (const u of await listUsers(em, await companyOf(em, company))) {
+      console.log(`${u.id}  ${u.email}  ${u.name}  ${u.role}  last sign-in ${u.lastSignInAt?.toISOString() ?? 'never'}`);
+    }
+  },
+  'user reset-password': async (em, { positionals }) => {
+    const { user, password } = await resetPassword(em, need(positionals[0], '<email>')).catch(asCliError);
+    console.log(`Password reset for ${user.email} (shown only now; their sessions have ended)\n  password:  ${password}`);
   },
   'skill add': async (em, { company, positionals }) => {
     const companyId = need(company, '--company');
@@ -125,6 +236,23 @@ const COMMANDS: Record<string, Command> = {
     } finally {
       await temporal.connection.close();
     }
+  },
+  'work-type list': async (em, { company }) => {
+    const { items } = await workTypes.list(em, await companyOf(em, company), { limit: 10_000, offset: 0 });
+    for (const t of items) console.log(workTypeLine(t));
+  },
+  'work-type add': async (em, args) => {
+    const companyId = await companyOf(em, args.company);
+    const created = await workTypes.create(em, operator(companyId), workTypeBody(args, 'create'));
+    console.log(`Added ${workTypeLine(created)}`);
+  },
+  'work-type set': async (em, args) => {
+    const companyId = await companyOf(em, args.company);
+    const which = need(args.positionals.join(' '), '<code or name>');
+    const id = (await findIdIgnoringCase(em, 'work_types', { company_id: companyId }, { code: which })) ?? (await workTypes.findIdByKey(em, companyId, [which]));
+    if (!id) throw new Error(`No work type with the code or name "${which}"`);
+    const { record } = await workTypes.change(em, operator(companyId), id, workTypeBody(args, 'update'));
+    console.log(`Changed ${workTypeLine(record)}`);
   },
 };
 
@@ -182,7 +310,15 @@ async function main() {
     options: {
       company: { type: 'string' },
       name: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
       scopes: { type: 'string' },
+      code: { type: 'string' },
+      billable: { type: 'string' },
+      'requires-work-order': { type: 'string' },
+      'pay-multiplier': { type: 'string' },
+      active: { type: 'string' },
+      default: { type: 'boolean' },
       endpoint: { type: 'string' },
       since: { type: 'string' },
       timeout: { type: 'string' },

@@ -1,3 +1,4 @@
+import { ConsoleUser } from '../console/users/console-user.entity';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { Company } from '../domain/accounts/company.entity';
 import { Contact } from '../domain/business/contact.entity';
@@ -9,6 +10,10 @@ import { Role } from '../domain/people/role.entity';
 import { Skill } from '../domain/people/skill.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
 import { Vendor } from '../domain/supply/vendor.entity';
+import { PayrollRun } from '../domain/time/payroll-run.entity';
+import { TimeOff } from '../domain/time/time-off.entity';
+import { Timesheet, TimesheetEntry } from '../domain/time/timesheet.entity';
+import { WorkType } from '../domain/time/work-type.entity';
 import { Project } from '../domain/work/project.entity';
 import { WorkOrder } from '../domain/work/work-order.entity';
 import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
@@ -33,10 +38,16 @@ export const ENTITIES = [
   VendorLocation,
   Project,
   WorkOrder,
+  WorkType,
+  TimeOff,
+  PayrollRun,
+  Timesheet,
+  TimesheetEntry,
   OutboxEvent,
   WebhookEndpoint,
   WebhookDelivery,
   DeliveryAttempt,
   WebhookAlert,
   WebhookRecovery,
+  ConsoleUser,
 ];

@@ -1978,25 +1978,69 @@ export interface CustomerDeletedInput {
   customer_name: string;
 }
 
-/**
- * employee.created data (webhooks.md 2.4).
- */
 export interface EmployeeCreatedInput {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
   emp_number: string;
   name: string;
   email: string;
-  phone?: string;
-  department_name?: string;
-  role_name?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
   employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
   /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
    * @maxItems 100
    */
   employee_skills?: string[];
-  start_date?: string;
-  emergency_contact_name?: string;
-  emergency_contact_phone?: string;
-  emergency_contact_relationship?: string;
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+/**
+ * Only the fields given change (employee_type too is optional); null clears an optional field.
+ */
+export interface EmployeeUpdatedInput {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number: string;
+  name?: string;
+  email?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type?: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+export interface EmployeeDeletedInput {
+  emp_number: string;
 }
 
 /**
@@ -2219,6 +2263,117 @@ export interface ProjectSearchInput {
  */
 export interface TestConnectionInput {
   [k: string]: unknown;
+}
+
+export interface TimeOffCreatedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  emp_number: string;
+}
+
+/**
+ * start_date and end_date are the request's dates as they are (they identify it); the other fields change.
+ */
+export interface TimeOffUpdatedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  emp_number: string;
+}
+
+export interface TimeOffDeletedInput {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  emp_number: string;
+}
+
+export interface TimesheetCreatedInput {
+  emp_number: string;
+  timesheet_date: string;
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @maxItems 100
+   */
+  entries?: TimesheetEntryInput[];
+}
+
+/**
+ * Only the fields given change. status moves the timesheet through its lifecycle (submitted, locked, processed; draft unlocks a locked one); entries are added, or change the entry their entry_id names.
+ */
+export interface TimesheetUpdatedInput {
+  emp_number: string;
+  timesheet_date: string;
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  entries?: [TimesheetEntryChange, ...TimesheetEntryChange[]];
+}
+
+export interface TimesheetDeletedInput {
+  emp_number: string;
+  timesheet_date: string;
 }
 
 export interface VendorCreatedInput {
@@ -2702,6 +2857,88 @@ export interface Customer {
   updated_at: string;
 }
 
+export interface EmployeeCreate {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number: string;
+  name: string;
+  email: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field.
+ */
+export interface EmployeeUpdate {
+  /**
+   * The public employee identifier other systems use (not the internal UUID).
+   */
+  emp_number?: string;
+  name?: string;
+  email?: string;
+  phone?: string | null;
+  /**
+   * Created when the company has no department of that name, otherwise matched ignoring case; null clears it.
+   */
+  department_name?: string | null;
+  /**
+   * Created when the company has no role of that name, otherwise matched ignoring case; null clears it.
+   */
+  role_name?: string | null;
+  employee_type?: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Names from the company's skill library (matched ignoring case); any other name is a 400 UNKNOWN_SKILLS listing them. Replaces the employee's skills.
+   *
+   * @maxItems 100
+   */
+  employee_skills?: string[];
+  start_date?: string | null;
+  emergency_contact_name?: string | null;
+  emergency_contact_phone?: string | null;
+  emergency_contact_relationship?: string | null;
+}
+
+export interface Employee {
+  id: string;
+  emp_number: string;
+  name: string;
+  email: string;
+  phone: string | null;
+  department_name: string | null;
+  role_name: string | null;
+  employee_type: 'site_worker' | 'site_lead' | 'project_owner' | 'office';
+  /**
+   * Skill names, alphabetical.
+   */
+  employee_skills: string[];
+  start_date: string | null;
+  emergency_contact_name: string | null;
+  emergency_contact_phone: string | null;
+  emergency_contact_relationship: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface LocationCreate {
   name: string;
   address_line_1?: string | null;
@@ -2762,6 +2999,51 @@ export interface Location {
   coordinates: Coordinates;
   created_at: string;
   updated_at: string;
+}
+
+export interface PayrollRunCreate {
+  /**
+   * First day of the period.
+   */
+  period_start: string;
+  /**
+   * Last day of the period (inclusive), on or after period_start.
+   */
+  period_end: string;
+}
+
+/**
+ * A run still going when the request stopped waiting; GET /payroll-runs/{id} follows it once a worker has started it.
+ */
+export interface PayrollRunAccepted {
+  id: string;
+  status: 'running';
+  workflow_id: string;
+}
+
+export interface PayrollRun {
+  id: string;
+  period_start: string;
+  period_end: string;
+  status: 'running' | 'completed';
+  /**
+   * How many timesheets it processed; null while running.
+   */
+  total_count: number | null;
+  /**
+   * The timesheets it processed so far, by day.
+   */
+  timesheet_ids: string[];
+  /**
+   * The API key that asked for it.
+   */
+  requested_by: string;
+  /**
+   * The payrollRun workflow in Temporal: payroll/<company id>/<period_start>/<period_end>.
+   */
+  workflow_id: string;
+  created_at: string;
+  completed_at: string | null;
 }
 
 /**
@@ -3025,6 +3307,222 @@ export interface Skill {
   id: string;
   name: string;
   created_at: string;
+}
+
+export interface TimeOffCreate {
+  start_date: string;
+  /**
+   * On or after start_date.
+   */
+  end_date: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+  /**
+   * An employee of the company; cannot change later.
+   */
+  employee_id: string;
+}
+
+/**
+ * Partial: only the fields given change; null clears an optional field.
+ */
+export interface TimeOffUpdate {
+  start_date?: string;
+  /**
+   * On or after start_date.
+   */
+  end_date?: string;
+  /**
+   * HH:MM:SS on start_date for a partial day; null for full days. Given with end_time.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM:SS on end_date for a partial day; null for full days. After start_time on a single day.
+   */
+  end_time?: string | null;
+  /**
+   * vacation when not given.
+   */
+  time_off_type?: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  /**
+   * approved when not given.
+   */
+  status?: 'approved' | 'pending' | 'denied';
+  reason?: string | null;
+  notes?: string | null;
+}
+
+export interface TimeOff {
+  id: string;
+  employee_id: string;
+  start_date: string;
+  end_date: string;
+  start_time: string | null;
+  end_time: string | null;
+  time_off_type: 'vacation' | 'sick_leave' | 'personal' | 'unpaid' | 'other';
+  status: 'approved' | 'pending' | 'denied';
+  reason: string | null;
+  notes: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TimesheetEntryInput {
+  /**
+   * Must equal the timesheet's timesheet_date.
+   */
+  entry_date: string;
+  hours: number;
+  /**
+   * A work order of the company (not a UUID). Required for work types that need one (billable ones unless requires_work_order is false); null for none.
+   */
+  work_order_number?: string | null;
+  /**
+   * The preferred way to choose the work type; an inactive type is refused.
+   */
+  work_type_code?: string;
+  /**
+   * Used when work_type_code is absent; matched against active work types, ignoring case. With neither, the company's default type.
+   */
+  work_type_name?: string;
+  /**
+   * HH:MM.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM.
+   */
+  end_time?: string | null;
+  notes?: string | null;
+}
+
+/**
+ * With entry_id: changes that entry (only the fields given). Without: a new entry (entry_date and hours required).
+ */
+export interface TimesheetEntryChange {
+  /**
+   * Must equal the timesheet's timesheet_date.
+   */
+  entry_date?: string;
+  hours?: number;
+  /**
+   * A work order of the company (not a UUID). Required for work types that need one (billable ones unless requires_work_order is false); null for none.
+   */
+  work_order_number?: string | null;
+  /**
+   * The preferred way to choose the work type; an inactive type is refused.
+   */
+  work_type_code?: string;
+  /**
+   * Used when work_type_code is absent; matched against active work types, ignoring case. With neither, the company's default type.
+   */
+  work_type_name?: string;
+  /**
+   * HH:MM.
+   */
+  start_time?: string | null;
+  /**
+   * HH:MM.
+   */
+  end_time?: string | null;
+  notes?: string | null;
+  /**
+   * An entry of this timesheet (its id in the timesheet's entries).
+   */
+  entry_id?: string;
+}
+
+export interface TimesheetCreate {
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * An employee of the company; cannot change later.
+   */
+  employee_id: string;
+  /**
+   * The day; an employee has one timesheet per day. Cannot change later.
+   */
+  timesheet_date: string;
+  /**
+   * draft when not given. A new timesheet may start in any status; an existing one changes status only through the lifecycle actions.
+   */
+  status?: 'draft' | 'submitted' | 'locked' | 'processed';
+  /**
+   * @maxItems 100
+   */
+  entries?: TimesheetEntryInput[];
+}
+
+/**
+ * Partial: only the fields given change; entries given are added, or change the entry their entry_id names (the others stay). Refused with 409 while the timesheet is locked or processed.
+ */
+export interface TimesheetUpdate {
+  /**
+   * The day's total as the sender records it (0 to 24); null when not recorded. It is not computed from the entries.
+   */
+  total_hours?: number | null;
+  notes?: string | null;
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  entries?: [TimesheetEntryChange, ...TimesheetEntryChange[]];
+}
+
+export interface TimesheetEntry {
+  id: string;
+  entry_date: string;
+  hours: number;
+  work_type_id: string;
+  work_type_code: string | null;
+  work_type_name: string;
+  work_order_id: string | null;
+  work_order_number: string | null;
+  work_order_title: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  notes: string | null;
+}
+
+export interface Timesheet {
+  id: string;
+  employee_id: string;
+  timesheet_date: string;
+  status: 'draft' | 'submitted' | 'locked' | 'processed';
+  total_hours: number | null;
+  notes: string | null;
+  submitted_at: string | null;
+  locked_at: string | null;
+  processed_at: string | null;
+  /**
+   * The payroll run that processed it, if one did.
+   */
+  payroll_run_id: string | null;
+  /**
+   * Oldest first.
+   */
+  entries: TimesheetEntry[];
+  created_at: string;
+  updated_at: string;
 }
 
 export interface VendorLocationCreate {
@@ -3663,6 +4161,88 @@ export interface WorkOrder {
   require_completion_report: boolean;
   travel_time_hours: number | null;
   additional_labor_cost: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkTypeCreate {
+  /**
+   * What entries name it by (work_type_code); null for a type known only by its name. Fixed for the built-ins.
+   */
+  code?: string | null;
+  /**
+   * What entries may name it by (work_type_name).
+   */
+  name: string;
+  /**
+   * Billed to the customer: entries need a work order unless requires_work_order is false.
+   */
+  billable?: boolean;
+  /**
+   * Whether entries of this type need a work_order_number; null (the default) follows billable.
+   */
+  requires_work_order?: boolean | null;
+  /**
+   * Pay rate relative to regular time, e.g. 1.5 for overtime.
+   */
+  pay_multiplier?: number;
+  /**
+   * Inactive types cannot be chosen for new or changed entries. The default type must be active.
+   */
+  is_active?: boolean;
+  /**
+   * The type of entries that name none. Setting it makes this type the default instead of the current one; there is always exactly one.
+   */
+  is_default?: boolean;
+}
+
+/**
+ * Partial: only the fields given change.
+ */
+export interface WorkTypeUpdate {
+  /**
+   * What entries name it by (work_type_code); null for a type known only by its name. Fixed for the built-ins.
+   */
+  code?: string | null;
+  /**
+   * What entries may name it by (work_type_name).
+   */
+  name?: string;
+  /**
+   * Billed to the customer: entries need a work order unless requires_work_order is false.
+   */
+  billable?: boolean;
+  /**
+   * Whether entries of this type need a work_order_number; null (the default) follows billable.
+   */
+  requires_work_order?: boolean | null;
+  /**
+   * Pay rate relative to regular time, e.g. 1.5 for overtime.
+   */
+  pay_multiplier?: number;
+  /**
+   * Inactive types cannot be chosen for new or changed entries. The default type must be active.
+   */
+  is_active?: boolean;
+  /**
+   * The type of entries that name none. Setting it makes this type the default instead of the current one; there is always exactly one.
+   */
+  is_default?: boolean;
+}
+
+export interface WorkType {
+  id: string;
+  code: string | null;
+  name: string;
+  billable: boolean;
+  requires_work_order: boolean | null;
+  pay_multiplier: number;
+  is_active: boolean;
+  is_default: boolean;
+  /**
+   * REG, OT, VAC, SICK and HOL: every company has them; they cannot be deleted and keep their codes.
+   */
+  is_built_in: boolean;
   created_at: string;
   updated_at: string;
 }

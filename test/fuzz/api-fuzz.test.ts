@@ -48,16 +48,17 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 
 /**
  * Records for the operations on one record to find (besides the ids schemathesis makes up), by the path of
- * those operations: a few of each collection, a webhook endpoint and its test delivery.
+ * those operations: a few of each collection, a webhook endpoint and its test delivery. A path with two ids
+ * (a timesheet's entry) gets both together.
  */
-async function seedRecords(stack: TestStack, tenant: Tenant): Promise<Record<string, string[]>> {
+async function seedRecords(stack: TestStack, tenant: Tenant): Promise<Record<string, (string | Record<string, string>)[]>> {
   const post = async (collection: string, body: object) => {
     const response = await request(stack.baseUrl, 'POST', `/api/v1/${collection}`, { key: tenant.key, body });
     if (response.status !== 201) throw new Error(`seeding ${collection}: ${response.status} ${JSON.stringify(response.body)}`);
     return response.body.id as string;
   };
   const projectId = await seedProject(stack, tenant, 'FUZZ-1');
-  const ids: Record<string, string[]> = {};
+  const ids: Record<string, (string | Record<string, string>)[]> = {};
   const add = (collection: string, id: string) => (ids[`/api/v1/${collection}/{id}`] ??= []).push(id);
   for (let i = 0; i < 3; i++) {
     const customer = await post('customers', { name: `Fuzz Customer ${i}` });
@@ -70,7 +71,26 @@ async function seedRecords(stack: TestStack, tenant: Tenant): Promise<Record<str
     add('vendor-locations', await post('vendor-locations', { vendor_id: vendor, name: `Fuzz Yard ${i}` }));
     add('skills', await post('skills', { name: `Fuzz Skill ${i}` }));
     add('work-orders', await post('work-orders', { title: `Fuzz Work ${i}`, project_id: projectId }));
+    const employee = await post('employees', { emp_number: `FUZZ-${i}`, name: `Fuzz Worker ${i}`, email: `fuzz${i}@example.com`, employee_type: 'site_worker' });
+    add('employees', employee);
+    add('time-off', await post('time-off', { employee_id: employee, start_date: `2026-0${i + 1}-01`, end_date: `2026-0${i + 1}-02` }));
+    add('work-types', await post('work-types', { name: `Fuzz Type ${i}`, code: `FZ${i}` }));
+    // A timesheet for the generic routes, one for each lifecycle action in the status it starts from, and one
+    // for its entries: a DELETE of one does not leave the others' routes with nothing to find.
+    const timesheet = async (day: number, status: string) => {
+      const date = `2026-03-${String(day).padStart(2, '0')}`;
+      const body = { employee_id: employee, timesheet_date: date, status, entries: [{ entry_date: date, hours: 4, work_type_code: 'VAC' }] };
+      return (await request(stack.baseUrl, 'POST', '/api/v1/timesheets', { key: tenant.key, body })).body;
+    };
+    add('timesheets', (await timesheet(1, 'draft')).id);
+    const starts = { submit: 'draft', lock: 'submitted', unlock: 'locked', process: 'locked' };
+    for (const [n, [action, status]] of Object.entries(starts).entries()) (ids[`/api/v1/timesheets/{id}/${action}`] ??= []).push((await timesheet(n + 2, status)).id);
+    const withEntries = await timesheet(9, 'draft');
+    (ids['/api/v1/timesheets/{id}/entries/{entry_id}'] ??= []).push({ id: withEntries.id, entry_id: withEntries.entries[0].id });
   }
+  const run = await request(stack.baseUrl, 'POST', '/api/v1/payroll-runs', { key: tenant.key, body: { period_start: '2026-03-01', period_end: '2026-03-31' } });
+  if (run.status !== 200) throw new Error(`seeding payroll-runs: ${run.status} ${JSON.stringify(run.body)}`);
+  add('payroll-runs', run.body.id);
   // Nothing listens there: deliveries to it fail fast, which is what the delivery routes are about.
   const endpoint = await post('webhook-endpoints', { url: 'https://127.0.0.1:9/hook', event_types: ['*'] });
   for (const path of ['', '/rotate-secret', '/test']) (ids[`/api/v1/webhook-endpoints/{id}${path}`] ??= []).push(endpoint);

@@ -7,6 +7,7 @@
   missing-header check) keeps it missing.
 - Path ids: about half of the generated ids are swapped for ids of records the test created, chosen from
   the generated id itself (so a seed still repeats the run), so operations on one record get past their 404.
+  A path with two ids (a timesheet's entry) gets a pair that belongs together.
 - Each signed inbound event_type is recorded, so the test can prove every operation was reached.
 """
 
@@ -60,7 +61,11 @@ def map_path_parameters(context, path_parameters):
         return path_parameters
     choice = int(hashlib.sha256(generated.encode("utf-8", "surrogatepass")).hexdigest(), 16)
     if choice % 2 == 0:
-        path_parameters["id"] = pool[(choice // 2) % len(pool)]
+        chosen = pool[(choice // 2) % len(pool)]
+        if isinstance(chosen, dict):
+            path_parameters.update(chosen)
+        else:
+            path_parameters["id"] = chosen
     return path_parameters
 
 

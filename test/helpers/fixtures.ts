@@ -2,8 +2,9 @@ import { v7 } from 'uuid';
 import type { Actor } from '../../src/domain/accounts/actor';
 import { customers } from '../../src/domain/business/customers';
 import { locations } from '../../src/domain/business/locations';
-import { createEmployee, type NewEmployee } from '../../src/domain/people/employees-service';
+import { employees } from '../../src/domain/people/employees';
 import { createProject } from '../../src/domain/work/projects';
+import type { EmployeeCreate } from '../../src/generated/schemas';
 import type { Tenant, TestStack } from './stack';
 
 export const actorOf = (tenant: Tenant): Actor => ({ companyId: tenant.companyId, apiKeyId: tenant.apiKeyId });
@@ -23,13 +24,16 @@ export async function seedProject(stack: TestStack, tenant: Tenant, projectCode 
   return projectId;
 }
 
-export async function seedEmployee(stack: TestStack, tenant: Tenant, overrides: Partial<NewEmployee> = {}): Promise<string> {
-  const employee = await createEmployee(stack.em(), actorOf(tenant), {
-    empNumber: `E-${v7().slice(-8)}`,
-    name: 'Sam Seed',
+export async function seedEmployee(
+  stack: TestStack,
+  tenant: Tenant,
+  overrides: { empNumber?: string; name?: string; employeeType?: EmployeeCreate['employee_type'] } = {},
+): Promise<string> {
+  const employee = await employees.create(stack.em(), actorOf(tenant), {
+    emp_number: overrides.empNumber ?? `E-${v7().slice(-8)}`,
+    name: overrides.name ?? 'Sam Seed',
     email: 'sam@example.com',
-    employeeType: 'site_worker',
-    ...overrides,
+    employee_type: overrides.employeeType ?? 'site_worker',
   });
   return employee.id;
 }

@@ -66,4 +66,33 @@ describe('operator CLI', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('Unknown scopes: everything');
   }, 60_000);
+
+  it("manages a company's work types: lists the built-ins, adds its own, changes and deactivates them, as REST sees them", async () => {
+    const companyId = field((await cli('company', 'create', 'Work Types Co')).stdout, 'id')!;
+    const listed = await cli('work-type', 'list', '--company', companyId);
+    expect(listed.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/)[0])).toEqual(['REG', 'OT', 'VAC', 'SICK', 'HOL']);
+    expect(listed.stdout).toMatch(/^REG\s+Regular\s+billable\s+work order required\s+x1\s+active\s+default$/m);
+
+    const added = await cli('work-type', 'add', '--company', companyId, '--name', 'Prevailing wage', '--code', 'PW', '--billable', 'yes', '--requires-work-order', 'no', '--pay-multiplier', '1.25');
+    expect(added.stdout).toMatch(/^Added PW\s+Prevailing wage\s+billable\s+work order optional\s+x1.25\s+active$/m);
+    const changed = await cli('work-type', 'set', '--company', companyId, 'prevailing WAGE', '--active', 'no', '--requires-work-order', 'auto');
+    expect(changed.stdout).toMatch(/^Changed PW\s+Prevailing wage\s+billable\s+work order required\s+x1.25\s+inactive$/m);
+    expect((await cli('work-type', 'set', '--company', companyId, 'vac', '--default')).stdout).toMatch(/^Changed VAC .*default$/m);
+
+    const key = field((await cli('key', 'create', '--company', companyId, '--name', 'reader', '--scopes', 'work-types:read')).stdout, 'key')!;
+    const types = (await request(stack.baseUrl, 'GET', '/api/v1/work-types?code=PW', { key })).body.data;
+    expect(types).toEqual([expect.objectContaining({ code: 'PW', billable: true, requires_work_order: null, pay_multiplier: 1.25, is_active: false })]);
+
+    for (const [args, message] of [
+      [['add', '--company', companyId, '--name', 'Prevailing Wage'], 'A work type named "Prevailing Wage" already exists'],
+      [['add', '--company', companyId, '--name', 'x'.repeat(101)], 'name: must be at most 100 characters'],
+      [['set', '--company', companyId, 'REG', '--code', 'R'], 'code is REG for this built-in work type and cannot change'],
+      [['set', '--company', companyId, 'NOPE', '--active', 'no'], 'No work type with the code or name "NOPE"'],
+      [['add', '--company', companyId, '--name', 'Y', '--billable', 'maybe'], '--billable takes yes or no'],
+      [['list', '--company', 'not-a-company'], 'No company with id not-a-company'],
+    ] as const) {
+      const run = await cli('work-type', ...args);
+      expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining(message) });
+    }
+  }, 90_000);
 });

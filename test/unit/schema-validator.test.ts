@@ -15,7 +15,7 @@ function errorOf(schema: string, value: unknown, prefix?: string): ApiError {
 
 describe('schema validation', () => {
   it('loads every schema under schemas/ by its path', () => {
-    for (const id of ['rest/work-orders.json#/$defs/create', 'inbound/envelope.json', 'inbound/employee.created.json', 'inbound/project.json#/$defs/created']) {
+    for (const id of ['rest/work-orders.json#/$defs/create', 'inbound/envelope.json', 'inbound/employee.json#/$defs/created', 'inbound/project.json#/$defs/created']) {
       expect(validator.has(id)).toBe(true);
     }
   });
@@ -58,7 +58,7 @@ describe('schema validation', () => {
 
   it('checks dates as calendar dates', () => {
     const base = { emp_number: 'E1', name: 'N', email: 'n@example.com', employee_type: 'office' };
-    expect(errorOf('inbound/employee.created.json', { ...base, start_date: '2026-02-30' }, 'data').details.field).toBe('data.start_date');
-    expect(validator.validate('inbound/employee.created.json', { ...base, start_date: '2026-02-28' })).toBeTruthy();
+    expect(errorOf('inbound/employee.json#/$defs/created', { ...base, start_date: '2026-02-30' }, 'data').details.field).toBe('data.start_date');
+    expect(validator.validate('inbound/employee.json#/$defs/created', { ...base, start_date: '2026-02-28' })).toBeTruthy();
   });
 });

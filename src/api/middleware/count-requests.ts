@@ -22,7 +22,9 @@ export function countRequests(metrics: ApiMetrics, routers: Router<AppState>[]):
     try {
       await next();
     } finally {
-      metrics.requests.inc({ method: ctx.method, route: routeOf(ctx.path, ctx.method), status: String(ctx.status) });
+      // Set by whichever router ran the request (the console's too); else found from the API's routers.
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      metrics.requests.inc({ method: ctx.method, route: typeof matched === 'string' ? matched : routeOf(ctx.path, ctx.method), status: String(ctx.status) });
     }
   };
 }

@@ -15,6 +15,12 @@ function filter(name: string, description: string, schema: JsonSchema, parse: (r
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** `department.name` and a condition → `{ department: { name: condition } }`: a property of a related record. */
+const at = (path: string, condition: unknown): Record<string, unknown> =>
+  path
+    .split('.')
+    .reduceRight<unknown>((inner, property) => ({ [property]: inner }), condition) as Record<string, unknown>;
+
 /** `?customer_id=<uuid>`: records of that related record (a malformed id is a 400). */
 export const byId = (name: string, relation: string, description: string): Filter =>
   filter(
@@ -28,18 +34,23 @@ export const byId = (name: string, relation: string, description: string): Filte
     (id) => ({ [relation]: id }),
   );
 
-/** `?name=acme`: equal text, ignoring case (the way natural keys compare). */
+/** `?name=acme`: equal text, ignoring case (the way natural keys compare); `property` may be a related record's (`department.name`). */
 export const byText = (name: string, property: string, description: string): Filter =>
-  filter(
-    name,
-    description,
-    { type: 'string', minLength: 1, maxLength: 200 },
-    (raw) => {
-      if (raw.length < 1 || raw.length > 200) throw ApiError.invalid(name, 'must be 1 to 200 characters');
-      return raw;
-    },
-    (text) => ({ [property]: { $ilike: escapeLike(text as string) } }),
-  );
+  filter(name, description, { type: 'string', minLength: 1, maxLength: 200 }, parseText(name), (text) => at(property, { $ilike: escapeLike(text as string) }));
+
+/** `?skill=welding`: records with at least one related record (`skills`) whose `property` is that text, ignoring case. */
+export const bySomeText = (name: string, relation: string, property: string, description: string): Filter =>
+  filter(name, description, { type: 'string', minLength: 1, maxLength: 200 }, parseText(name), (text) => ({
+    // An exists test rather than a join: a record with several related records is listed once.
+    [relation]: { $some: { [property]: { $ilike: escapeLike(text as string) } } },
+  }));
+
+function parseText(name: string) {
+  return (raw: string) => {
+    if (raw.length < 1 || raw.length > 200) throw ApiError.invalid(name, 'must be 1 to 200 characters');
+    return raw;
+  };
+}
 
 /** `?type=supplier`: one of a fixed set of values. */
 export const byValue = (name: string, property: string, values: readonly string[], description: string): Filter =>

@@ -1,16 +1,21 @@
 import { contactsResource } from './contacts';
 import { customersResource } from './customers';
+import { employeesResource } from './employees';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
 import { schedulesResource } from './schedules';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
+import { timeOffResource } from './time-off';
+import { timesheetsResource } from './timesheets';
 import { vendorLocationsResource } from './vendor-locations';
 import { vendorsResource } from './vendors';
 import { workOrdersResource } from './work-orders';
+import { workTypesResource } from './work-types';
 
 /** Every REST collection; a new one is a definition file here, added to this list. */
 export const RESOURCES: readonly ResourceDefinition[] = [
+  employeesResource,
   projectsResource,
   workOrdersResource,
   schedulesResource,
@@ -20,4 +25,7 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   vendorsResource,
   vendorLocationsResource,
   skillsResource,
+  timeOffResource,
+  timesheetsResource,
+  workTypesResource,
 ];

@@ -43,6 +43,8 @@ export interface RouteSpec {
   scope: string;
   /** What `{id}` names, for its 404: "Customer". */
   record?: string;
+  /** What the other ids of the path name, for their 404: `{ entry_id: 'Timesheet entry' }` for `…/entries/{entry_id}`. */
+  pathRecords?: Record<string, string>;
   query?: QueryParam[];
   /** The request body's schema; optional bodies may be left out. */
   body?: { schema: string; optional?: boolean };
@@ -81,6 +83,14 @@ export function parseRecordIds(router: Router<AppState>): void {
 /** Mounts `spec` on `router` with its checks in front of the handler (Idempotency-Key on writes). */
 export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator: SchemaValidator): void {
   const checks: Middleware<AppState>[] = [requireScope(spec.scope)];
+  const nestedIds = Object.entries(spec.pathRecords ?? {});
+  if (nestedIds.length) {
+    // Like `{id}` (parseRecordIds), before the scope check: a malformed id is the 404 of an unknown one.
+    checks.unshift((ctx, next) => {
+      for (const [name, label] of nestedIds) ctx.params[name] = recordId(ctx.params[name], label);
+      return next();
+    });
+  }
   const params = spec.query ?? [];
   checks.push((ctx, next) => {
     ctx.state.query = parseQuery(params, ctx.query);

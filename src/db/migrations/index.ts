@@ -5,7 +5,9 @@ import { Migration20261121000000Webhooks } from './Migration20261121000000Webhoo
 import { Migration20261122000000BusinessAndVendors } from './Migration20261122000000BusinessAndVendors';
 import { Migration20261122000100RequestGuards } from './Migration20261122000100RequestGuards';
 import { Migration20261122000200WorkManagement } from './Migration20261122000200WorkManagement';
-import { Migration20261123000000OperatorDeliveries } from './Migration20261123000000OperatorDeliveries';
+import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
+import { Migration20261124000000Console } from './Migration20261124000000Console';
+import { Migration20261125000000OperatorDeliveries } from './Migration20261125000000OperatorDeliveries';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -15,5 +17,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000000BusinessAndVendors', class: Migration20261122000000BusinessAndVendors },
   { name: 'Migration20261122000100RequestGuards', class: Migration20261122000100RequestGuards },
   { name: 'Migration20261122000200WorkManagement', class: Migration20261122000200WorkManagement },
-  { name: 'Migration20261123000000OperatorDeliveries', class: Migration20261123000000OperatorDeliveries },
+  { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
+  { name: 'Migration20261124000000Console', class: Migration20261124000000Console },
+  { name: 'Migration20261125000000OperatorDeliveries', class: Migration20261125000000OperatorDeliveries },
 ];

@@ -1,5 +1,6 @@
 /**
  * Scopes an API key can hold. `<collection>:read` and `<collection>:write` guard the REST collections,
+ * `timesheets:approve` and `timesheets:process` the manager's and payroll's timesheet actions,
  * `webhooks:inbound` the inbound endpoint, `webhooks:manage` webhook endpoints and deliveries; `admin`
  * grants everything.
  */
@@ -19,6 +20,7 @@ export const REST_COLLECTIONS = [
   'daily-reports',
   'completion-reports',
   'skills',
+  'work-types',
 ] as const;
 
 export type RestCollection = (typeof REST_COLLECTIONS)[number];
@@ -26,9 +28,15 @@ export type RestCollection = (typeof REST_COLLECTIONS)[number];
 export const ADMIN_SCOPE = 'admin';
 export const INBOUND_SCOPE = 'webhooks:inbound';
 export const WEBHOOKS_MANAGE_SCOPE = 'webhooks:manage';
+/** A manager's timesheet actions: lock a submitted timesheet, unlock a locked one. */
+export const TIMESHEETS_APPROVE_SCOPE = 'timesheets:approve';
+/** Payroll's: process a locked timesheet, run a period's payroll batch. */
+export const TIMESHEETS_PROCESS_SCOPE = 'timesheets:process';
 
 export const ALL_SCOPES: readonly string[] = [
   ...REST_COLLECTIONS.flatMap((c) => [`${c}:read`, `${c}:write`]),
+  TIMESHEETS_APPROVE_SCOPE,
+  TIMESHEETS_PROCESS_SCOPE,
   INBOUND_SCOPE,
   WEBHOOKS_MANAGE_SCOPE,
   ADMIN_SCOPE,

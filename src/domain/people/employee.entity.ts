@@ -7,10 +7,13 @@ import { Skill } from './skill.entity';
 export const EMPLOYEE_TYPES = ['site_worker', 'site_lead', 'project_owner', 'office'] as const;
 export type EmployeeType = (typeof EMPLOYEE_TYPES)[number];
 
-/** A person of the company; `empNumber` is the public identifier other systems use. */
+/** A person of the company; `empNumber` is the public identifier other systems use (unique, ignoring case). */
 @Entity({ tableName: 'employees' })
 @Index({ name: 'employees_company_created_idx', properties: ['company', 'createdAt', 'id'] })
-@Unique({ name: 'employees_company_emp_number_unique', properties: ['company', 'empNumber'] })
+@Unique({
+  name: 'employees_company_emp_number_unique',
+  expression: 'create unique index "employees_company_emp_number_unique" on "employees" ("company_id", lower("emp_number"))',
+})
 export class Employee extends CompanyRecord {
   @Property({ type: 'text' })
   empNumber!: string;

@@ -30,6 +30,8 @@ export interface NaturalKey<E> {
   /** The relation the key is unique under (a location's customer), or null for the whole company. */
   scope: (keyof E & string) | null;
   fields: readonly (keyof E & string)[];
+  /** Values that have no case (dates) are compared exactly. */
+  exact?: boolean;
   /** The conflict message: `A customer named "Acme" already exists`. */
   describe(entity: E): string;
 }
@@ -47,8 +49,15 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
   prepare?(input: Record<string, unknown>): Record<string, unknown>;
   /** Relations the event builders and checks read. */
   populate?: readonly string[];
-  /** Collections the wire form reads, loaded for a single-record read (lists use loadRowExtras). */
-  readPopulate?: readonly string[];
+  /**
+   * Relations the wire form reads (a department's name, skills, nested entries): loaded for a single read,
+   * and for lists unless loadRowExtras adds what the rows need (cheaper than loading entities).
+   */
+  wireRelations?: readonly string[];
+  /** Adds to list rows what their wire form reads besides columns (the ordered ids of a collection). */
+  loadRowExtras?(em: EntityManager, rows: Record<string, unknown>[]): Promise<void>;
+  /** Refuses any change or deletion of the record as it stands (throw), before anything is applied: a locked timesheet. */
+  beforeUpdate?(entity: E): void;
   /**
    * Rules across fields, after a create or update is applied (throw an ApiError to refuse); `before` is the
    * record's wire form before an update (a status it may not leave, say), undefined for a create.
@@ -56,11 +65,9 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
   check?(em: EntityManager, entity: E, before?: Wire): Promise<void>;
   /** Values the service assigns to a new record (a number from a sequence), after the checks. */
   beforeInsert?(em: EntityManager, entity: E): Promise<void>;
-  /** Adds to list rows what their wire form reads besides columns (the ordered ids of a collection). */
-  loadRowExtras?(em: EntityManager, rows: Record<string, unknown>[]): Promise<void>;
   events?: {
     created?(entity: E, ctx: ChangeContext): RecordedEvents;
-    /** `before` and `after` are the record's wire form; only called when they differ. */
+    /** `before` and `after` are the record's wire form; only called when they differ. Several events are recorded in order. */
     updated?(entity: E, change: { before: Wire; after: Wire }, ctx: ChangeContext): RecordedEvents;
     deleted?(entity: E, ctx: ChangeContext): RecordedEvents;
   };
@@ -69,7 +76,7 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
 }
 
 export interface ChangeOptions {
-  /** The id of the event the change records (inbound requests answer with it). */
+  /** The id of the (first) event the change records (inbound requests answer with it). */
   eventId?: string;
   /** Why, for the events that carry a reason. */
   reason?: string | null;
@@ -89,12 +96,18 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<{ items: Wire[]; total: number }> {
     const scoped = { ...(where as object), company: companyId } as FilterQuery<E>;
     const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page);
-    await this.spec.loadRowExtras?.(em, items as unknown as Record<string, unknown>[]);
-    return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
+    if (this.spec.loadRowExtras || !this.spec.wireRelations) {
+      await this.spec.loadRowExtras?.(em, items as unknown as Record<string, unknown>[]);
+      return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
+    }
+    const ids = items.map((row) => (row as unknown as { id: string }).id);
+    const entities = await em.find(this.spec.entity, { id: { $in: ids } } as unknown as FilterQuery<E>, { populate: this.spec.wireRelations as never });
+    const byId = new Map(entities.map((e) => [e.id, e]));
+    return { items: ids.map((id) => toWire(this.spec.wire, byId.get(id)!)), total };
   }
 
   async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {
-    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.readPopulate ?? []) as never });
+    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.wireRelations ?? []) as never });
     if (!entity) throw ApiError.notFound(this.spec.label);
     return toWire(this.spec.wire, entity);
   }
@@ -126,16 +139,34 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
 
   /** An update that also says whether anything changed: when nothing did, no event is recorded. */
   async change(em: EntityManager, actor: Actor, id: string, patch: Update, options: ChangeOptions = {}): Promise<{ record: Wire; changed: boolean }> {
+    const wire = this.spec.wire as WireMapping<E, object>;
+    return this.modify(em, actor, id, (tx, entity) => applyWire(tx, actor.companyId, wire, entity, this.prepared(patch)), options);
+  }
+
+  /**
+   * A change made by code rather than by a patch (removing a nested entry): `apply` changes the locked
+   * entity; checks, `changed` and the updated event(s) are as for `change`.
+   */
+  async modify(
+    em: EntityManager,
+    actor: Actor,
+    id: string,
+    apply: (tx: EntityManager, entity: E) => Promise<void>,
+    options: ChangeOptions = {},
+  ): Promise<{ record: Wire; changed: boolean }> {
     return em.transactional(async (tx) => {
       const entity = await this.loadForUpdate(tx, actor.companyId, id);
+      this.spec.beforeUpdate?.(entity);
       const before = toWire(this.spec.wire, entity);
-      await applyWire(tx, actor.companyId, this.spec.wire as WireMapping<E, object>, entity, this.prepared(patch));
+      await apply(tx, entity);
       await this.assertKeyAvailable(tx, entity);
       await this.spec.check?.(tx, entity, before);
+      const changed = Object.keys(changesBetween(before as object, toWire(this.spec.wire, entity) as object, 'A', this.spec.setFields)).length > 0;
+      // A change of nested rows only (entries, skills) leaves the record's own columns as they were.
+      if (changed) entity.updatedAt = new Date();
       await tx.flush();
-      await tx.populate(entity, (this.spec.populate ?? []) as never);
+      await tx.populate(entity, this.relations() as never);
       const after = toWire(this.spec.wire, entity);
-      const changed = Object.keys(changesBetween(before as object, after as object, 'A', this.spec.setFields)).length > 0;
       if (changed && this.spec.events?.updated) this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, { actor, at: entity.updatedAt }), options);
       return { record: after, changed };
     });
@@ -144,6 +175,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async remove(em: EntityManager, actor: Actor, id: string, options: ChangeOptions = {}): Promise<void> {
     await em.transactional(async (tx) => {
       const entity = await this.loadForUpdate(tx, actor.companyId, id);
+      this.spec.beforeUpdate?.(entity);
       const ctx = { actor, at: new Date(), reason: options.reason ?? null };
       await this.spec.beforeDelete?.(tx, entity, ctx);
       if (this.spec.events?.deleted) this.emit(tx, actor, this.spec.events.deleted(entity, ctx), options);
@@ -160,7 +192,10 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     const key = this.requireKey();
     const { table, columns, scopeColumn } = this.keyColumns(em, key);
     const scope = scopeColumn ? { [scopeColumn]: scopeId! } : {};
-    return findIdIgnoringCase(em, table, { company_id: companyId, ...scope }, Object.fromEntries(columns.map((c, i) => [c, values[i]!])));
+    const match = Object.fromEntries(columns.map((c, i) => [c, values[i]!]));
+    return key.exact
+      ? findIdIgnoringCase(em, table, { company_id: companyId, ...scope, ...match }, {})
+      : findIdIgnoringCase(em, table, { company_id: companyId, ...scope }, match);
   }
 
   /** The company's record, locked until the transaction ends, with the relations its events read; or 404. */
@@ -169,8 +204,13 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     // Locked on its own: FOR UPDATE cannot apply to the outer-joined rows a populate would add.
     const entity = await em.findOne(this.spec.entity, where, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!entity) throw ApiError.notFound(this.spec.label);
-    await em.populate(entity, (this.spec.populate ?? []) as never);
+    await em.populate(entity, this.relations() as never);
     return entity;
+  }
+
+  /** Every relation a change reads: the wire form's and the events'. */
+  private relations(): string[] {
+    return [...(this.spec.wireRelations ?? []), ...(this.spec.populate ?? [])];
   }
 
   private async build(tx: EntityManager, actor: Actor, input: Create): Promise<E> {
@@ -189,7 +229,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     await this.spec.beforeInsert?.(tx, entity);
     tx.persist(entity);
     await tx.flush();
-    await tx.populate(entity, (this.spec.populate ?? []) as never);
+    await tx.populate(entity, this.relations() as never);
     if (this.spec.events?.created) this.emit(tx, actor, this.spec.events.created(entity, { actor, at: entity.createdAt }), options);
     return toWire(this.spec.wire, entity);
   }

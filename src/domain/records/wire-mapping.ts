@@ -16,15 +16,16 @@ export type FieldMapping<E> =
   /** A wire object whose members are properties of the entity (e.g. billing_address). */
   | { nested: Record<string, keyof E & string> }
   /**
-   * Anything else: normalised input, derived output (a write may look records up, in the caller's
-   * transaction). Without `write` the field is read-only (its schemas do not accept it).
+   * Anything else: normalised input, derived output, or references found (or made) in the company's records.
+   * Without `write` the field is read-only (the schemas do not accept it).
    */
   | { read(view: View<E>): unknown; write?(entity: E, value: unknown, context: WriteContext): void | Promise<void> };
 
-/** What a field's write can use besides the value. */
+/** Where a custom field is written: the transaction, the company, and the wire name (for errors). */
 export interface WriteContext {
   em: EntityManager;
   companyId: string;
+  field: string;
 }
 
 /** What every record has, read from an entity or a list row. */
@@ -68,9 +69,11 @@ export async function applyWire<E extends CompanyRecord>(
   input: object,
 ): Promise<void> {
   const target = entity as unknown as Record<string, unknown>;
-  for (const [field, value] of Object.entries(input)) {
-    const how = (mapping as Record<string, FieldMapping<E> | undefined>)[field];
-    if (value === undefined || how === undefined) continue;
+  const given = input as Record<string, unknown>;
+  // In the mapping's order, whatever the input's: writes that take locks (a department found or made) take them in one order.
+  for (const [field, how] of Object.entries(mapping) as [string, FieldMapping<E>][]) {
+    const value = given[field];
+    if (value === undefined) continue;
     if (typeof how === 'string') target[how] = clean(value);
     else if ('relation' in how) target[how.relation] = value === null ? null : await companyReference(em, companyId, how, field, value as string);
     else if ('nested' in how) {
@@ -79,7 +82,7 @@ export async function applyWire<E extends CompanyRecord>(
       for (const [member, memberValue] of Object.entries(members)) {
         if (memberValue !== undefined && how.nested[member]) target[how.nested[member]] = clean(memberValue);
       }
-    } else if (how.write) await how.write(entity, clean(value), { em, companyId });
+    } else if (how.write) await how.write(entity, clean(value), { em, companyId, field });
     else throw new Error(`${field} is read-only`);
   }
 }

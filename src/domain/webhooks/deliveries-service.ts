@@ -26,6 +26,10 @@ export interface DeliveryFilters {
   endpointId?: string;
   status?: DeliveryStatus;
   eventType?: string;
+  /** Deliveries made at or after this instant. */
+  createdFrom?: Date;
+  /** Deliveries made before this instant. */
+  createdBefore?: Date;
   /** Keyset paging: only deliveries after (older than) this one in the log's order. */
   after?: string;
 }
@@ -42,11 +46,16 @@ export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
 
 /** Delivery log of a company, newest first; with `after`, the page that follows that delivery (404 when unknown). */
 export async function listDeliveries(em: EntityManager, companyId: string, page: Page, filters: DeliveryFilters) {
+  const createdAt = {
+    ...(filters.createdFrom ? { $gte: filters.createdFrom } : {}),
+    ...(filters.createdBefore ? { $lt: filters.createdBefore } : {}),
+  };
   const where: ObjectQuery<WebhookDelivery> = {
     company: companyId,
     ...(filters.endpointId ? { endpoint: filters.endpointId } : {}),
     ...(filters.status ? { status: filters.status } : {}),
     ...(filters.eventType ? { eventType: filters.eventType } : {}),
+    ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
   };
   if (filters.after) {
     const cursor = await em.findOne(WebhookDelivery, { id: filters.after, company: companyId });

@@ -72,7 +72,7 @@ export const projects = new RecordService<Project, ProjectRecord, never, Project
   },
   naturalKey: { scope: null, fields: ['projectCode'], describe: (p) => `A project with project_code "${p.projectCode}" already exists` },
   setFields: ['contact_ids'],
-  readPopulate: ['contacts'],
+  wireRelations: ['contacts'],
   populate: ['customer', 'location', 'contacts', 'accountManager', 'internalManager'],
   async check(em, project, before) {
     if (before?.status === 'closed') {

@@ -117,7 +117,7 @@ export const workOrders = new RecordService<WorkOrder, WorkOrderRecord, WorkOrde
     additional_labor_cost: 'additionalLaborCost',
   },
   naturalKey: { scope: null, fields: ['workOrderNumber'], describe: (w) => `A work order numbered "${w.workOrderNumber}" already exists` },
-  readPopulate: ['assignees'],
+  wireRelations: ['assignees'],
   populate: ['project', 'project.customer', 'project.location', 'siteLead', 'assignees'],
   prepare(input) {
     for (const [stamp, date, time] of [

@@ -9,17 +9,19 @@ import { defineOperation, type InboundOperation } from './operation';
  * natural key ("Record identified by"), and the changes go through the same service as REST, so both emit
  * the same events. Its data schemas are the `$defs` created, updated and deleted of `schema`.
  */
-export interface CrudFamily<Created, Updated, Deleted, Create, Update> {
+export interface CrudFamily<Created, Updated, Deleted, Create, Update, Saved extends { id: string }> {
   /** The event_type prefix: `customer`. */
   record: string;
   schema: string;
-  service: RecordWrites<Create, Update>;
+  service: RecordWrites<Create, Update, Saved>;
   /** The data field a missing record's 404 names (the first field of the natural key). */
   keyField: string;
   /** How messages name the record an update or delete identifies: `Customer "Acme"`. */
   describe(data: Updated | Deleted): string;
   /** How messages name a new record. */
   describeNew(data: Created): string;
+  /** Messages other than "<record> created" and "<record> deleted" (a time off request reads as processed, then cancelled). */
+  messages?: { created?(data: Created, record: Saved): string; deleted?(data: Deleted): string };
   /** The id of the record an update or delete identifies, or null. */
   find(em: EntityManager, companyId: string, data: Updated | Deleted): Promise<string | null>;
   /** The service's create input: references by natural key become ids (400 naming the field when unknown). */
@@ -29,15 +31,15 @@ export interface CrudFamily<Created, Updated, Deleted, Create, Update> {
 }
 
 /** The writes of a RecordService that inbound operations use. */
-export interface RecordWrites<Create, Update> {
+export interface RecordWrites<Create, Update, Saved extends { id: string } = { id: string }> {
   label: string;
-  create(em: EntityManager, actor: Actor, input: Create, options?: ChangeOptions): Promise<{ id: string }>;
+  create(em: EntityManager, actor: Actor, input: Create, options?: ChangeOptions): Promise<Saved>;
   change(em: EntityManager, actor: Actor, id: string, patch: Update, options?: ChangeOptions): Promise<{ changed: boolean }>;
   remove(em: EntityManager, actor: Actor, id: string, options?: ChangeOptions): Promise<void>;
 }
 
-export function crudOperations<Created, Updated, Deleted, Create, Update>(
-  family: CrudFamily<Created, Updated, Deleted, Create, Update>,
+export function crudOperations<Created, Updated, Deleted, Create, Update, Saved extends { id: string }>(
+  family: CrudFamily<Created, Updated, Deleted, Create, Update, Saved>,
 ): InboundOperation<never>[] {
   const { record, service } = family;
   const identify = async (em: EntityManager, companyId: string, data: Updated | Deleted) => {
@@ -52,7 +54,7 @@ export function crudOperations<Created, Updated, Deleted, Create, Update>(
     async handle({ data, actor, em, eventId }) {
       const input = await family.toCreate(em, actor.companyId, data);
       const saved = await service.create(em, actor, input, { eventId });
-      return { message: `${family.describeNew(data)} created`, recordId: saved.id };
+      return { message: family.messages?.created?.(data, saved) ?? `${family.describeNew(data)} created`, recordId: saved.id };
     },
   });
   const updated = defineOperation<Updated>({
@@ -73,7 +75,7 @@ export function crudOperations<Created, Updated, Deleted, Create, Update>(
     async handle({ data, actor, em, eventId }) {
       const id = await identify(em, actor.companyId, data);
       await service.remove(em, actor, id, { eventId });
-      return { message: `${family.describe(data)} deleted`, recordId: id };
+      return { message: family.messages?.deleted?.(data) ?? `${family.describe(data)} deleted`, recordId: id };
     },
   });
   return [created, updated, deleted] as InboundOperation<never>[];

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { customers } from '../../../domain/business/customers';
 import { locations } from '../../../domain/business/locations';
-import { resolveEmployeeNumbers } from '../../../domain/people/employee-numbers';
+import { employees } from '../../../domain/people/employees';
 import { ApiError } from '../../../errors';
 
 /*
@@ -29,7 +29,7 @@ export async function locationIdByName<T extends string | null | undefined>(
   return id;
 }
 
-/** The employee with this number; null and undefined pass through. */
+/** The employee with this number (ignoring case, as every natural key); null and undefined pass through. */
 export async function employeeIdByNumber<T extends string | null | undefined>(
   em: EntityManager,
   companyId: string,
@@ -37,6 +37,7 @@ export async function employeeIdByNumber<T extends string | null | undefined>(
   field: string,
 ): Promise<string | Exclude<T, string>> {
   if (typeof empNumber !== 'string') return empNumber as Exclude<T, string>;
-  const ids = await resolveEmployeeNumbers(em, companyId, { [field]: empNumber });
-  return ids[field]!;
+  const id = await employees.findIdByKey(em, companyId, [empNumber]);
+  if (!id) throw ApiError.invalid(field, `does not match an employee (emp_number "${empNumber}")`);
+  return id;
 }

@@ -28,7 +28,6 @@ import type {
 import { iso } from '../../../events/payloads/format';
 import type { AppDeps } from '../../context';
 import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
-import { recordId } from '../../record-id';
 import type { RouteSpec } from '../route-spec';
 import { attemptJson, deliveryJson, recoveryJson, statusCodeClassParam } from './webhook-deliveries';
 
@@ -212,10 +211,10 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       path: '/webhook-endpoints/{id}/recoveries/{recovery_id}',
       summary: 'Follow a recovery',
       description: 'How far the bulk re-run is, and where its deliveries stand now.',
+      pathRecords: { recovery_id: 'Recovery' },
       responses: { 200: { description: 'The recovery', schema: 'rest/webhook-deliveries.json#/$defs/recovery' } },
       async handler(ctx) {
-        const recoveryId = recordId(ctx.params.recovery_id, 'Recovery');
-        ctx.body = recoveryJson(await getRecovery(ctx.state.em, recoveryId, { companyId: ctx.state.principal.companyId, endpointId: ctx.params.id! }));
+        ctx.body = recoveryJson(await getRecovery(ctx.state.em, ctx.params.recovery_id!, { companyId: ctx.state.principal.companyId, endpointId: ctx.params.id! }));
       },
     },
   ];

@@ -1,10 +1,12 @@
 import type { InboundOperation } from '../operation';
 import { contactOperations } from './contact';
 import { customerOperations } from './customer';
-import { employeeCreated } from './employee-created';
+import { employeeOperations } from './employee';
 import { locationOperations } from './location';
 import { projectClosed, projectCreated, projectDeleted, projectSearch, projectUpdated } from './project';
 import { testConnection } from './test-connection';
+import { timeOffOperations } from './time-off';
+import { timesheetOperations } from './timesheet';
 import { vendorOperations } from './vendor';
 import { workOrderCreated, workOrderDeleted, workOrderSearch, workOrderUpdated } from './work-order';
 
@@ -15,7 +17,6 @@ import { workOrderCreated, workOrderDeleted, workOrderSearch, workOrderUpdated }
  */
 export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   testConnection,
-  employeeCreated,
   projectCreated,
   projectUpdated,
   projectDeleted,
@@ -25,8 +26,11 @@ export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   workOrderUpdated,
   workOrderDeleted,
   workOrderSearch,
+  ...employeeOperations,
   ...customerOperations,
   ...locationOperations,
   ...contactOperations,
   ...vendorOperations,
+  ...timeOffOperations,
+  ...timesheetOperations,
 ] as InboundOperation<never>[];

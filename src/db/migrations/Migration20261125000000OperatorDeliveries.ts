@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * and get resolved; bulk recoveries are recorded. Attempts per endpoint and second are counted in
  * `webhook_endpoint_send_windows` (one row per endpoint, reset each second) so every worker shares the limit.
  */
-export class Migration20261123000000OperatorDeliveries extends Migration {
+export class Migration20261125000000OperatorDeliveries extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "webhook_endpoints" add column "disabled_reason" text null, add column "disabled_at" timestamptz null, add column "failing_since" timestamptz null, add column "previous_secret_sealed" text null, add column "previous_secret_expires_at" timestamptz null, add column "max_attempts_per_second" int null;`);
     this.addSql(`create index "webhook_deliveries_endpoint_status_idx" on "webhook_deliveries" ("endpoint_id", "status", "created_at");`);

@@ -1,0 +1,97 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Client, WorkflowFailedError } from '@temporalio/client';
+import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
+import type { payrollRun } from '../../../workflows';
+import { ApiError } from '../../errors';
+import { iso } from '../../events/payloads/format';
+import { apiErrorFromWorkflow } from '../../temporal/failures';
+import { resultWithin } from '../../temporal/result-within';
+import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import type { Actor } from '../accounts/actor';
+import { findPage, type Page } from '../page';
+import { PayrollRun } from './payroll-run.entity';
+import { Timesheet } from './timesheet.entity';
+
+/** Input of the payrollRun workflow: everything needed to run it again from scratch. */
+export interface PayrollRunInput {
+  actor: Actor;
+  /** Chosen before the workflow starts, so a retried step finds the run its first attempt recorded. */
+  runId: string;
+  periodStart: string;
+  periodEnd: string;
+}
+
+export interface PayrollRunResult {
+  runId: string;
+  totalCount: number;
+}
+
+/** One run at a time per company and period: a second request while it runs joins it. */
+export const payrollRunWorkflowId = (companyId: string, periodStart: string, periodEnd: string) => `payroll/${companyId}/${periodStart}/${periodEnd}`;
+
+export type PayrollRunOutcome = { state: 'completed'; result: PayrollRunResult } | { state: 'running'; runId: string; workflowId: string };
+
+/**
+ * Starts (or joins) the period's payroll run and waits up to `waitMs` for it. A run that takes longer keeps
+ * going and the outcome says so. Once a run has finished, a new request starts a new run: it processes what
+ * has been locked since.
+ */
+export async function runPayroll(temporal: Client, taskQueue: string, input: PayrollRunInput, waitMs: number): Promise<PayrollRunOutcome> {
+  if (input.periodEnd < input.periodStart) throw ApiError.invalid('period_end', `must not be before period_start (${input.periodStart})`);
+  const workflowId = payrollRunWorkflowId(input.actor.companyId, input.periodStart, input.periodEnd);
+  const handle = await temporal.workflow.start<typeof payrollRun>('payrollRun', {
+    taskQueue,
+    workflowId,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    memo: { runId: input.runId },
+    typedSearchAttributes: [
+      { key: COMPANY_ID, value: input.actor.companyId },
+      { key: EVENT_TYPE, value: 'timesheets.processed.batch' },
+      { key: RECORD_KEY, value: `${input.periodStart}/${input.periodEnd}` },
+    ],
+    staticSummary: `Payroll run ${input.periodStart} to ${input.periodEnd}`,
+  });
+  try {
+    const outcome = await resultWithin<PayrollRunResult>(handle, waitMs);
+    if (outcome.finished) return { state: 'completed', result: outcome.result };
+  } catch (error) {
+    if (error instanceof WorkflowFailedError) throw apiErrorFromWorkflow(error);
+    throw error;
+  }
+  // The run we joined may be another request's: its memo has its id.
+  const { memo } = await handle.describe();
+  return { state: 'running', runId: String(memo?.runId ?? input.runId), workflowId };
+}
+
+async function payrollRunRecord(em: EntityManager, run: PayrollRun): Promise<PayrollRunRecord> {
+  const processed = await em.find(Timesheet, { payrollRun: run }, { fields: ['id'], orderBy: { timesheetDate: 'asc', id: 'asc' } });
+  return {
+    id: run.id,
+    period_start: run.periodStart,
+    period_end: run.periodEnd,
+    status: run.status,
+    total_count: run.totalCount,
+    timesheet_ids: processed.map((t) => t.id),
+    requested_by: run.requestedBy,
+    workflow_id: run.workflowId,
+    created_at: run.createdAt.toISOString(),
+    completed_at: iso(run.completedAt),
+  };
+}
+
+export async function getPayrollRun(em: EntityManager, companyId: string, id: string): Promise<PayrollRunRecord> {
+  const run = await em.findOne(PayrollRun, { id, company: companyId });
+  if (!run) throw ApiError.notFound('Payroll run');
+  return payrollRunRecord(em, run);
+}
+
+/** Newest first, like a log. */
+export async function listPayrollRuns(em: EntityManager, companyId: string, page: Page) {
+  const { items, total } = await findPage(em, PayrollRun, { company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
+  const runs = await em.find(PayrollRun, { id: { $in: items.map((r) => r.id) } }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+  const records: PayrollRunRecord[] = [];
+  for (const run of runs) records.push(await payrollRunRecord(em, run));
+  return { items: records, total };
+}
