@@ -1,6 +1,9 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../src/config';
 import type { SecretBox } from '../src/crypto/secret-box';
 import type { Orm } from '../src/db/orm';
 import type { Logger } from '../src/logger';
+import type { WorkerMetrics } from '../src/metrics';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
 
 /** What activities are built from; tests pass real instances of each. */
@@ -10,4 +13,9 @@ export interface ActivityDeps {
   secretBox: SecretBox;
   /** The SSRF-guarded HTTPS client of outbound deliveries. */
   sender: WebhookSender;
+  webhooks: Config['webhooks'];
+  metrics: WorkerMetrics;
+  /** Starts and updates delivery workflows (bulk recovery), on the worker's task queue. */
+  temporal: Client;
+  taskQueue: string;
 }

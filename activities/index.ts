@@ -1,5 +1,7 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
+import { createDeliveryRecoveryActivities } from './delivery-recovery';
+import { createDeliveryRunActivities } from './delivery-runs';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
@@ -14,5 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectClosingActivities(deps),
     ...createPayrollRunActivities(deps),
     ...createWebhookDeliveryActivities(deps),
+    ...createDeliveryRunActivities(deps),
+    ...createDeliveryRecoveryActivities(deps),
   });
 }

@@ -1,8 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { signWebhook } from '../src/crypto/webhook-signature';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { type AttemptOutcome, type AttemptTrigger, DeliveryAttempt } from '../src/domain/webhooks/delivery-attempt.entity';
 import { WebhookAlert } from '../src/domain/webhooks/webhook-alert.entity';
 import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
+import type { WebhookEndpoint } from '../src/domain/webhooks/webhook-endpoint.entity';
+import type { Logger } from '../src/logger';
+import { deliveryHeaders, signingSecrets } from '../src/webhooks/delivery-headers';
 import type { WebhookResult } from '../src/webhooks/webhook-sender';
 import type { ActivityDeps } from './deps';
 
@@ -31,11 +34,41 @@ export function classify(result: WebhookResult): AttemptSummary['outcome'] {
   return 'retryable_failure';
 }
 
+/** What an attempt to an endpoint that is not active comes to: a permanent failure, without sending. */
+export function endpointNotActive(endpoint: WebhookEndpoint): WebhookResult {
+  const reason = endpoint.disabledReason ? `: ${endpoint.disabledReason}` : '';
+  return { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}${reason}`, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
+}
+
+/** An alert is about a delivery that has not reached its subscriber: once it has, the alert is resolved. */
+export async function resolveDeliveryAlerts(em: EntityManager, deliveryId: string): Promise<void> {
+  await em.execute('update webhook_alerts set resolved_at = now() where delivery_id = ? and resolved_at is null', [deliveryId]);
+}
+
+/** Marks a delivery failed (unless it was delivered meanwhile) and raises its alert once per failure. */
+export async function markFailed(em: EntityManager, logger: Logger, deliveryId: string, raiseAlert: boolean): Promise<void> {
+  const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { populate: ['endpoint'] });
+  if (delivery.status === 'delivered') return;
+  Object.assign(delivery, { status: 'failed', failedAt: delivery.failedAt ?? new Date(), nextAttemptAt: null });
+  if (raiseAlert) {
+    const message =
+      `Delivery ${delivery.id} of ${delivery.eventType} to ${delivery.endpoint.getEntity().url} failed after ` +
+      `${delivery.attemptCount} attempt(s): ${delivery.lastError ?? 'unknown error'}`;
+    const existing = await em.count(WebhookAlert, { delivery, attemptCount: delivery.attemptCount });
+    if (existing === 0) {
+      em.create(WebhookAlert, { company: delivery.company, delivery, endpoint: delivery.endpoint, attemptCount: delivery.attemptCount, message });
+      logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, companyId: delivery.company.id, alert: 'webhook_delivery_failed' }, message);
+    }
+  }
+  await em.flush();
+}
+
+/** The activities of runs begun before DELIVERY_RUNS_PATCH (workflows/webhook-delivery-legacy.ts). */
 export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender }: ActivityDeps) {
   return {
     /**
-     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber`. Idempotent: a retry
-     * after a crash re-sends and overwrites that attempt's row; an already delivered delivery is not sent again.
+     * Runs begun before DELIVERY_RUNS_PATCH only. One signed POST of the delivery's stored body, recorded as
+     * attempt `attemptNumber`. A retry after a crash re-sends and overwrites that attempt's row.
      */
     async attemptDelivery(input: AttemptInput): Promise<AttemptSummary> {
       const em = orm.em.fork();
@@ -55,22 +88,15 @@ export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender
       // Visible as in progress while the request is out.
       await em.flush();
 
-      const timestamp = String(Math.floor(Date.now() / 1000));
       const result: WebhookResult =
         endpoint.status === 'active'
           ? await sender.send({
               url: endpoint.url,
               body: delivery.payload,
-              headers: {
-                'X-Webhook-Signature': signWebhook(secretBox.open(endpoint.secretSealed), timestamp, delivery.payload),
-                'X-Webhook-Timestamp': timestamp,
-                'X-Webhook-ID': delivery.id,
-                'X-Webhook-Event': delivery.eventType,
-                'X-Webhook-Retry': String(input.attemptNumber),
-              },
+              headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
               onProgress: () => Context.current().heartbeat(),
             })
-          : { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}`, failureKind: 'blocked', responseExcerpt: null };
+          : endpointNotActive(endpoint);
 
       const outcome = classify(result);
       const now = new Date();
@@ -95,26 +121,13 @@ export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender
         Object.assign(delivery, { status: 'retrying', nextAttemptAt: new Date(now.getTime() + input.nextAttemptInMs) });
       }
       await em.flush();
+      if (outcome === 'succeeded') await resolveDeliveryAlerts(em, delivery.id);
       return { outcome, statusCode: result.statusCode };
     },
 
     /** Marks the delivery failed and, unless it was a test, raises an alert: a row operators can list, and a log line. */
     async markDeliveryFailed(input: { deliveryId: string; raiseAlert: boolean }): Promise<void> {
-      const em = orm.em.fork();
-      const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
-      if (delivery.status === 'delivered') return;
-      Object.assign(delivery, { status: 'failed', failedAt: delivery.failedAt ?? new Date(), nextAttemptAt: null });
-      if (input.raiseAlert) {
-        const message =
-          `Delivery ${delivery.id} of ${delivery.eventType} to ${delivery.endpoint.getEntity().url} failed after ` +
-          `${delivery.attemptCount} attempt(s): ${delivery.lastError ?? 'unknown error'}`;
-        const existing = await em.count(WebhookAlert, { delivery, attemptCount: delivery.attemptCount });
-        if (existing === 0) {
-          em.create(WebhookAlert, { company: delivery.company, delivery, endpoint: delivery.endpoint, attemptCount: delivery.attemptCount, message });
-          logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, companyId: delivery.company.id, alert: 'webhook_delivery_failed' }, message);
-        }
-      }
-      await em.flush();
+      await markFailed(orm.em.fork(), logger, input.deliveryId, input.raiseAlert);
     },
   };
 }

@@ -29,7 +29,15 @@ export interface Config {
     retryDelaysMs: number[];
     /** Deadline of one delivery attempt (connect to last byte read). */
     timeoutMs: number;
+    /** How long the workflow of a failed delivery stays open for a re-run (REST and a new run work after that too). */
+    rerunWaitMs: number;
+    /** An endpoint that has failed every attempt for this long is disabled, with an alert. */
+    disableAfterMs: number;
+    /** How long deliveries carry the previous secret's signature after a rotation, unless the rotation says. */
+    secretOverlapMs: number;
   };
+  /** Port of the worker's /metrics (0: any free port). */
+  workerMetricsPort: number;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
   /** Trust X-Forwarded-For and X-Forwarded-Proto (the API runs behind a proxy that sets them). */
@@ -101,6 +109,13 @@ const secondsList = (raw: string): number[] => {
   return values.map((v) => Math.round(v * 1000));
 };
 
+/** Seconds (decimals allowed, up to a year) → milliseconds. */
+const seconds = (raw: string): number => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 31_536_000) throw new ConfigError(`must be a number of seconds from 0 to 31536000, got "${raw}"`);
+  return Math.round(value * 1000);
+};
+
 const logLevel = (raw: string): string => {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
@@ -146,6 +161,22 @@ export const SETTINGS = {
     default: 'false',
     parse: boolean,
   },
+  WEBHOOK_RERUN_WAIT: {
+    description: 'seconds the workflow of a failed delivery stays open waiting for a re-run (30 days)',
+    default: '2592000',
+    parse: seconds,
+  },
+  WEBHOOK_DISABLE_AFTER: {
+    description: 'seconds an endpoint may fail every attempt before it is disabled (5 days)',
+    default: '432000',
+    parse: seconds,
+  },
+  WEBHOOK_SECRET_OVERLAP: {
+    description: "seconds deliveries also carry the previous secret's signature after a rotation (24 h)",
+    default: '86400',
+    parse: seconds,
+  },
+  WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
   TRUST_PROXY: {
     description: 'take the client address and protocol from X-Forwarded-For / X-Forwarded-Proto (behind a proxy that sets them)',
@@ -195,7 +226,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: v.LOG_LEVEL,
     bodyLimitBytes: v.BODY_LIMIT_BYTES,
     inboundWaitMs: v.INBOUND_WAIT_MS,
-    webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
+    webhooks: {
+      allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK,
+      retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE,
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      rerunWaitMs: v.WEBHOOK_RERUN_WAIT,
+      disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
+      secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
+    },
+    workerMetricsPort: v.WORKER_METRICS_PORT,
     outboxPollMs: v.OUTBOX_POLL_MS,
     trustProxy: v.TRUST_PROXY,
     console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },

@@ -79,6 +79,7 @@ Construction integration service is running.
   REST API         ${base}/api/v1
   Inbound webhooks ${base}/webhooks/inbound
   Health           ${base}/health
+  Metrics          ${base}/metrics (worker: http://localhost:${worker.metricsPort}/metrics)
   API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
   Console          ${base}/console (first admin: npm run cli -- user create)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}

@@ -1,77 +1,240 @@
-import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import type { WebhookDeliveryActivities } from '../activities/webhook-delivery';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setDefaultSignalHandler,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { DeliveryRunActivities } from '../activities/delivery-runs';
 import type { AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
 import type { DeliveryStatus } from '../src/domain/webhooks/webhook-delivery.entity';
-import { DELIVERY_STATUS } from '../src/temporal/search-attributes';
-import { RERUN_SIGNAL_DESCRIPTION, rerunSignal } from './webhook-delivery-signals';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import {
+  ATTEMPT_FAILED,
+  ATTEMPT_REJECTED,
+  type AttemptFailure,
+  DELIVERY_FAILED,
+  DELIVERY_RUNS_PATCH,
+  describeFailure,
+  waitBeforeNextAttempt,
+  type WebhookDeliveryInput,
+  type WebhookDeliveryResult,
+} from './webhook-delivery.contract';
+import { checkRerunRequest, RERUN_UPDATE_DESCRIPTION, type RerunResult, rerunUpdate } from './webhook-delivery-handlers';
+import { legacyWebhookDelivery, type LegacyWebhookDeliveryInput } from './webhook-delivery-legacy';
 
-export interface WebhookDeliveryInput {
-  deliveryId: string;
-  /** Waits between automatic attempts (webhooks.md 6.3 by default); injected so tests run in seconds. */
-  retryDelaysMs: number[];
-  /** X-Webhook-Retry of the first attempt this run makes: 0, or the attempts made before a restart. */
-  firstAttemptNumber: number;
-  /** automatic: the whole schedule; manual (a re-run) and test: one attempt. */
-  trigger: AttemptTrigger;
-  /** How long a failed delivery waits for a re-run before the workflow closes (REST can still re-run it). */
-  awaitRerunMs?: number;
-}
-
-export interface WebhookDeliveryResult {
-  status: Extract<DeliveryStatus, 'delivered' | 'failed'>;
-  attempts: number;
-}
-
-const THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000;
-
-const { attemptDelivery, markDeliveryFailed } = proxyActivities<WebhookDeliveryActivities>({
+const deliveries = proxyActivities<DeliveryRunActivities>({
   // One attempt is one HTTP exchange (≤ WEBHOOK_TIMEOUT_MS) plus bookkeeping; heartbeats during the exchange
   // let a new worker take over within seconds when the one making it dies.
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '10 seconds',
-  // Bounded, but long enough (about an hour) to ride out a database or network outage without losing the
-  // delivery; past that the run fails and an operator re-runs it (POST …/retry starts a new run).
+  // Bounded, but long enough (about an hour) to ride out a database or network outage. A failed attempt is not
+  // retried here: it fails the activity for good and the schedule below decides.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 60 },
 });
 
-const setStatus = (status: DeliveryStatus) => upsertSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
+type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | { delivered: false; failure: AttemptFailure; permanent: boolean };
+
+const duration = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 360_000) / 10} h`);
+const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
 
 /**
- * One event to one endpoint: attempts at the scheduled times (durable timers) until a 2xx, a 4xx, or the last
- * attempt; then the delivery is failed (an alert is raised) and waits for a re-run. A 2xx ends it.
+ * One event to one endpoint. Attempts at the scheduled times (durable timers) until a 2xx, a 4xx, or the last
+ * attempt; each failed attempt is a failed activity carrying its status, error, duration and response excerpt.
+ * A delivery that used up its attempts fails the run (red in the UI); Temporal's retry of the workflow then
+ * starts a run that stays open waiting for a re-run (the "rerun" update). A run started for a delivery already
+ * attempted (a re-run) makes one attempt, numbered after the recorded ones: attempt records are never rewritten.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  let reruns = 0;
-  setHandler(rerunSignal, () => void (reruns += 1), { description: RERUN_SIGNAL_DESCRIPTION });
+  // Runs begun before this version replay the code they were begun with.
+  if (!patched(DELIVERY_RUNS_PATCH)) return (await legacyWebhookDelivery(input as unknown as LegacyWebhookDeliveryInput)) as never;
+  return deliveryRun(input);
+}
 
-  let attemptNumber = input.firstAttemptNumber;
-  let trigger = input.trigger;
-  let waits = trigger === 'automatic' ? input.retryDelaysMs : [];
-  for (;;) {
-    for (let i = 0; ; i++) {
-      const nextAttemptInMs = i < waits.length ? waits[i]! : null;
-      const { outcome } = await attemptDelivery({ deliveryId: input.deliveryId, attemptNumber, trigger, nextAttemptInMs });
-      attemptNumber += 1;
-      if (outcome === 'succeeded') {
-        setStatus('delivered');
-        return { status: 'delivered', attempts: attemptNumber };
+async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  const info = workflowInfo();
+  // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
+  let requested = 0;
+  let served = 0;
+  let attemptInFlight = false;
+  let lastManual: RerunResult | null = null;
+  setHandler(
+    rerunUpdate,
+    async () => {
+      const ticket = ++requested;
+      await condition(() => served >= ticket);
+      return lastManual!;
+    },
+    {
+      description: RERUN_UPDATE_DESCRIPTION,
+      validator: (request) => {
+        checkRerunRequest(request);
+        if (attemptInFlight) throw new Error('An attempt is being made right now; re-run once it has finished');
+        if (requested > served) throw new Error('A re-run is already waiting to be made');
+      },
+    },
+  );
+  let currentDetails = '';
+  // A signal cannot be refused, but a mistyped one should not vanish: it is logged and shown in the details.
+  setDefaultSignalHandler((name) => {
+    log.warn('Ignored an unknown signal', { signal: name });
+    setCurrentDetails(`${currentDetails}\n\nIgnored the signal "${name}": this workflow takes no signals. ${UPDATE_HINT}`);
+  });
+
+  const show = (status: DeliveryStatus, details: string) => {
+    upsertSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
+    currentDetails = `**${status}** · ${details}`;
+    setCurrentDetails(currentDetails);
+  };
+
+  let attemptNumber = 0;
+  let lastFailure: AttemptFailure | null = null;
+
+  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null): Promise<AttemptOutcome> {
+    const number = attemptNumber++;
+    attemptInFlight = true;
+    try {
+      for (;;) {
+        try {
+          const sent = await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
+            { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs },
+          ]);
+          if ('throttledForMs' in sent) {
+            // The endpoint's own rate limit: wait for its next slot; the attempt has not been made.
+            await sleep(sent.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
+            continue;
+          }
+          return { delivered: true, statusCode: sent.statusCode, durationMs: sent.durationMs };
+        } catch (error) {
+          const failure = attemptFailureOf(error);
+          if (!failure) throw error;
+          return { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED };
+        }
       }
-      if (outcome === 'permanent_failure' || nextAttemptInMs === null) break;
-      setStatus('retrying');
-      const rerunRequested = await condition(() => reruns > 0, nextAttemptInMs);
-      if (rerunRequested) reruns -= 1;
-      trigger = rerunRequested ? 'manual' : 'automatic';
+    } finally {
+      attemptInFlight = false;
+    }
+  }
+
+  /** Waits up to `ms` for a re-run request; true when one came, which the next attempt serves. */
+  async function rerunRequested(ms: number, summary: string): Promise<boolean> {
+    return condition(() => requested > served, ms, { summary });
+  }
+
+  /** Answers the re-run requests made up to `upTo` with the attempt just made. */
+  function answerReruns(outcome: AttemptOutcome, upTo = requested): void {
+    lastManual = outcome.delivered
+      ? { attemptNumber: attemptNumber - 1, delivered: true, statusCode: outcome.statusCode, error: null }
+      : { attemptNumber: attemptNumber - 1, delivered: false, statusCode: outcome.failure.statusCode, error: describeFailure(outcome.failure) };
+    served = upTo;
+  }
+
+  /** Makes the attempt a re-run asked for, and answers the requests it serves. */
+  async function manualAttempt(nextAttemptInMs: number | null): Promise<AttemptOutcome> {
+    const serving = requested;
+    const outcome = await attempt('manual', nextAttemptInMs);
+    answerReruns(outcome, serving);
+    return outcome;
+  }
+
+  async function delivered(outcome: Extract<AttemptOutcome, { delivered: true }>): Promise<WebhookDeliveryResult> {
+    // A request made while the run began is answered by the attempt that delivered.
+    if (requested > served) answerReruns(outcome);
+    show('delivered', `Delivered on attempt ${attemptNumber} (HTTP ${outcome.statusCode} after ${outcome.durationMs} ms).`);
+    await condition(allHandlersFinished);
+    return { status: 'delivered', attempts: attemptNumber };
+  }
+
+  const failedSummary = () => `Failed after ${attemptNumber} attempt(s). Last: ${lastFailure ? describeFailure(lastFailure) : 'no attempt'}.`;
+  // Short, for the timeline: what failed shows next to the event, without opening it.
+  const afterAttempts = () => `after ${attemptNumber} attempt(s)${lastFailure ? ` (${lastFailure.error})` : ''}`;
+  const recordFailed = () => deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${afterAttempts()}` }, [{ deliveryId: input.deliveryId }]);
+
+  try {
+    const plan = await deliveries.beginDeliveryRun({ input, workflowId: info.workflowId, runAttempt: info.attempt });
+    // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
+    upsertSearchAttributes([
+      { key: COMPANY_ID, value: input.companyId },
+      { key: ENDPOINT_ID, value: input.endpointId },
+      { key: EVENT_TYPE, value: input.eventType },
+      { key: ENDPOINT_HOST, value: plan.endpointHost },
+      ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
+    ]);
+    attemptNumber = plan.nextAttemptNumber;
+    lastFailure = plan.lastFailure;
+
+    if (plan.mode === 'test') {
+      const outcome = await attempt('test', null);
+      if (outcome.delivered) return await delivered(outcome);
+      lastFailure = outcome.failure;
+      await recordFailed();
+      show('failed', failedSummary());
+      throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Test delivery ${failedSummary()}`, details: [lastFailure], nonRetryable: true });
+    }
+    if (plan.mode !== 'await_rerun') {
+      const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
+      show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
+      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null) : await manualAttempt(null);
+      for (let i = 0; ; i++) {
+        if (outcome.delivered) return await delivered(outcome);
+        lastFailure = outcome.failure;
+        const scheduled = waits[i];
+        if (outcome.permanent || scheduled === undefined) break;
+        const wait = waitBeforeNextAttempt(scheduled, lastFailure.retryAfterMs, plan.longestDelayMs);
+        const next = new Date(Date.now() + wait).toISOString();
+        show('retrying', `Attempt ${attemptNumber} failed: ${describeFailure(lastFailure)}. Next attempt at ${next}. ${UPDATE_HINT}`);
+        const nextAttemptInMs = waits[i + 1] ?? null;
+        outcome = (await rerunRequested(wait, `Attempt ${attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
+          ? await manualAttempt(nextAttemptInMs)
+          : await attempt('automatic', nextAttemptInMs);
+      }
+      await recordFailed();
+      show('failed', `${failedSummary()} An alert was raised.`);
+      // Retryable on purpose: the run shows as Failed, and Temporal's retry of the workflow starts the run that
+      // waits for a re-run (mode await_rerun), so the open failed deliveries are exactly the current ones.
+      throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Delivery ${failedSummary()}`, details: [lastFailure] });
     }
 
-    const isTest = input.trigger === 'test';
-    await markDeliveryFailed({ deliveryId: input.deliveryId, raiseAlert: !isTest });
-    setStatus('failed');
-    // A test send reports its one attempt and ends; a real delivery waits to be re-run.
-    if (isTest || !(await condition(() => reruns > 0, input.awaitRerunMs ?? THIRTY_DAYS_MS))) {
-      return { status: 'failed', attempts: attemptNumber };
+    await recordFailed();
+    for (;;) {
+      show('failed', `${failedSummary()} Waiting for a re-run. ${UPDATE_HINT}`);
+      if (!(await rerunRequested(plan.rerunWaitMs, `Failed ${afterAttempts()}. Waiting ${duration(plan.rerunWaitMs)} for the update "rerun"`))) {
+        throw ApplicationFailure.create({
+          type: DELIVERY_FAILED,
+          message: `Delivery ${failedSummary()} Not re-run within ${duration(plan.rerunWaitMs)}; POST /api/v1/webhook-deliveries/${input.deliveryId}/retry still re-runs it.`,
+          details: [lastFailure],
+          nonRetryable: true,
+        });
+      }
+      const outcome = await manualAttempt(null);
+      if (outcome.delivered) return await delivered(outcome);
+      lastFailure = outcome.failure;
+      await recordFailed();
     }
-    reruns = 0;
-    trigger = 'manual';
-    waits = [];
+  } catch (error) {
+    // Cancelled at any point, even before the plan: the activity checks the input before recording it.
+    if (isCancellation(error)) {
+      await CancellationScope.nonCancellable(() => deliveries.recordDeliveryCancelled({ input, workflowId: info.workflowId }));
+      show('cancelled', `Cancelled after ${attemptNumber} attempt(s). It can still be re-run: POST /api/v1/webhook-deliveries/${input.deliveryId}/retry.`);
+    }
+    throw error;
   }
+}
+
+/** The failure of an attempt that was made and failed (not an outage of ours), with what it carries. */
+function attemptFailureOf(error: unknown): { type: string; details: AttemptFailure } | null {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return null;
+  const { type, details } = error.cause;
+  if ((type !== ATTEMPT_FAILED && type !== ATTEMPT_REJECTED) || !details?.[0]) return null;
+  return { type, details: details[0] as AttemptFailure };
 }

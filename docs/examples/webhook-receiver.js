@@ -4,13 +4,24 @@
 const { createHmac, timingSafeEqual } = require('node:crypto');
 const http = require('node:http');
 
-/** True when the request was signed with `secret` at most 300 seconds ago. `rawBody` is the body exactly as received. */
+/**
+ * True when the request was signed at most 300 seconds ago with `secret`, or with one of `secret` when it is a list
+ * (while you switch to a rotated secret). Reads X-Webhook-Signatures (space-separated `v1=<hex>`, one per valid
+ * secret of the endpoint: two during a rotation's overlap) and X-Webhook-Signature (the current secret's).
+ * `rawBody` is the body exactly as received.
+ */
 function verifyWebhook(secret, rawBody, headers) {
   const timestamp = String(headers['x-webhook-timestamp'] ?? '');
-  const signature = String(headers['x-webhook-signature'] ?? '');
   if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
-  const expected = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
-  return signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected));
+  const signatures = String(headers['x-webhook-signatures'] ?? '')
+    .split(' ')
+    .filter((value) => value.startsWith('v1='))
+    .map((value) => value.slice(3));
+  signatures.push(String(headers['x-webhook-signature'] ?? ''));
+  return [secret].flat().some((candidate) => {
+    const expected = createHmac('sha256', candidate).update(`${timestamp}.${rawBody}`).digest('hex');
+    return signatures.some((signature) => signature.length === expected.length && timingSafeEqual(Buffer.from(signature), Buffer.from(expected)));
+  });
 }
 
 module.exports = { verifyWebhook };
@@ -23,7 +34,8 @@ if (require.main === module) {
       req.setEncoding('utf8');
       req.on('data', (chunk) => (rawBody += chunk));
       req.on('end', () => {
-        if (!verifyWebhook(process.env.WEBHOOK_SECRET, rawBody, req.headers)) {
+        // WEBHOOK_SECRET may list two secrets, space-separated, while you switch to a rotated one.
+        if (!verifyWebhook(String(process.env.WEBHOOK_SECRET).split(' '), rawBody, req.headers)) {
           res.writeHead(401).end('{"error":"invalid signature"}');
           return;
         }

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { consoleApp } from '../console/app';
 import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
+import { countRequests } from './middleware/count-requests';
 import { errorHandler } from './middleware/error-handler';
 import { readJsonBody, requireValidBody } from './middleware/json-body';
 import { rateLimit } from './middleware/rate-limit';
@@ -11,7 +12,7 @@ import { storableText } from './middleware/storable-text';
 import { underPath } from './middleware/under-path';
 import { buildOpenApiDocument } from './openapi';
 import { docsRoutes } from './routes/docs';
-import { healthRoutes } from './routes/health';
+import { healthRoutes, metricsRoutes } from './routes/health';
 import { inboundRoutes } from './routes/inbound';
 import { INBOUND_OPERATIONS } from './routes/inbound/operations';
 import { restRoutes, restRouteSpecs } from './routes/rest';
@@ -21,6 +22,7 @@ export function createRouters(deps: AppDeps) {
   const specs = restRouteSpecs(deps);
   return {
     health: healthRoutes(deps),
+    metrics: metricsRoutes(deps),
     docs: docsRoutes(buildOpenApiDocument({ routes: specs, inbound: INBOUND_OPERATIONS, serverUrl: deps.config.publicBaseUrl })),
     rest: restRoutes(deps, specs),
     inbound: inboundRoutes(deps),
@@ -29,7 +31,7 @@ export function createRouters(deps: AppDeps) {
 
 /**
  * The whole HTTP surface, in the order a request meets it:
- * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
+ * security headers → request id + logger + EntityManager → request metrics → error body → storable query text → health | metrics | API reference |
  * /api/v1 (auth → rate limit → JSON body → resource routes, writes behind Idempotency-Key) | /webhooks/inbound (its own
  * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) | /console (the
  * account settings console: HTML pages behind a session, see src/console/app.ts) → 404.
@@ -40,14 +42,16 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = deps.config.trustProxy;
   // Only the address the trusted proxy appended: earlier X-Forwarded-For entries are whatever the client sent.
   app.maxIpsCount = 1;
-  const { health, docs, rest, inbound } = createRouters(deps);
+  const { health, metrics, docs, rest, inbound } = createRouters(deps);
 
   app.use(securityHeaders());
   app.use(requestContext(deps));
+  app.use(countRequests(deps.metrics, [health, metrics, docs, rest, inbound]));
   app.use(errorHandler());
   app.use(storableText());
   app.use(health.routes());
   app.use(health.allowedMethods());
+  app.use(metrics.routes());
   app.use(docs.routes());
   app.use(docs.allowedMethods());
   app.use(

@@ -6,6 +6,7 @@ import type { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Principal } from '../domain/accounts/actor';
 import type { Logger } from '../logger';
+import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
 
 /** What the API process is built from; routes receive it when they are created. */
@@ -16,11 +17,14 @@ export interface AppDeps {
   secretBox: SecretBox;
   validator: SchemaValidator;
   logger: Logger;
+  metrics: ApiMetrics;
 }
 
 /** Per-request state, filled in by the middleware in the order app.ts composes it. */
 export interface AppState {
   requestId: string;
+  /** This process's metrics, for the middleware that counts what it refuses. */
+  metrics: ApiMetrics;
   log: Logger;
   /** A fresh EntityManager fork: one identity map per request. */
   em: EntityManager;

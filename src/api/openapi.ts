@@ -273,6 +273,18 @@ const META_PATHS: Json = {
       },
     },
   },
+  '/metrics': {
+    get: {
+      operationId: 'getMetrics',
+      tags: ['service'],
+      summary: 'Prometheus metrics',
+      description:
+        'No API key: serve it only to your monitoring (block it at the load balancer). Requests by route and status, rate-limited requests, inbound ' +
+        'operations by event_type and outcome, deliveries by status, outbox lag and open alerts; the worker serves its own on WORKER_METRICS_PORT.',
+      security: [],
+      responses: { 200: { description: 'The Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    },
+  },
   '/api/v1/openapi.json': {
     get: {
       operationId: 'getOpenApi',

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
+import { createApiMetrics } from '../metrics';
 import { SchemaValidator } from '../schemas/schema-validator';
 import { createApp } from './app';
 
@@ -16,7 +17,7 @@ export interface RunningApi {
 
 /** Builds the app from its dependencies and listens; close() stops accepting and lets requests finish. */
 export async function startApi(deps: { config: Config; orm: Orm; temporal: Client; logger: Logger }): Promise<RunningApi> {
-  const app = createApp({ ...deps, secretBox: new SecretBox(deps.config.encryptionKey), validator: new SchemaValidator() });
+  const app = createApp({ ...deps, secretBox: new SecretBox(deps.config.encryptionKey), validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
   const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   // Behind load balancers idle keep-alive sockets must outlive the balancer's, or requests race a close.

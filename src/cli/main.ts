@@ -1,7 +1,8 @@
 import { exitOnUnsupportedNode } from '../runtime-version';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { parseEncryptionKey } from '../config';
+import { parseEncryptionKey, SETTINGS } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { runningEmbeddedPostgresUrl, startEmbeddedPostgres } from '../db/embedded-postgres';
 import { connectOrm, migrate } from '../db/orm';
@@ -13,12 +14,15 @@ import { ALL_SCOPES } from '../domain/accounts/scopes';
 import type { Actor } from '../domain/accounts/actor';
 import { findIdIgnoringCase } from '../domain/natural-keys';
 import { addSkill, listSkills } from '../domain/people/skills-service';
+import { getRecovery, startRecovery } from '../domain/webhooks/deliveries-service';
+import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
 import { workTypes } from '../domain/time/work-types';
 import { ApiError } from '../errors';
 import type { WorkTypeCreate, WorkType as WorkTypeRecord, WorkTypeUpdate } from '../generated/schemas';
 import { isUuid } from '../schemas/formats';
 import { SchemaValidator } from '../schemas/schema-validator';
-import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, localEncryptionKey } from '../local-environment';
+import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, LOCAL_TEMPORAL_PORT, localEncryptionKey } from '../local-environment';
+import { connectTemporalClient } from '../temporal/connection';
 
 exitOnUnsupportedNode();
 
@@ -47,6 +51,10 @@ const USAGE = `Usage: npm run cli -- <command>
   user reset-password <email>                            a new generated password, printed once; the
                                                          user's sessions end
   scopes                                                 list the scopes a key can hold
+  delivery recover --endpoint <id> --since <ISO time>    re-run every failed or cancelled delivery of the
+                   [--timeout <seconds>]                 endpoint since then, showing progress (the worker
+                                                         must be running; Temporal: TEMPORAL_ADDRESS, else
+                                                         the one of \`npm start\`)
 
 Uses DATABASE_URL (and ENCRYPTION_KEY) when set; otherwise the embedded database of \`npm start\` in .data/,
 starting it for the command when it is not running.`;
@@ -64,6 +72,9 @@ interface Args {
   'pay-multiplier'?: string;
   active?: string;
   default?: boolean;
+  endpoint?: string;
+  since?: string;
+  timeout?: string;
 }
 
 type Command = (em: EntityManager, args: Args) => Promise<void>;
@@ -204,6 +215,28 @@ const COMMANDS: Record<string, Command> = {
     const { items } = await listSkills(em, need(company, '--company'), { limit: 10_000, offset: 0 });
     for (const s of items) console.log(`${s.id}  ${s.name}`);
   },
+  'delivery recover': async (em, { endpoint: endpointId, since, timeout }) => {
+    const endpoint = await em.findOne(WebhookEndpoint, { id: need(endpointId, '--endpoint') });
+    if (!endpoint) throw new Error(`No webhook endpoint ${endpointId}`);
+    const from = need(since, '--since');
+    if (!ISO_TIME.test(from) || Number.isNaN(Date.parse(from))) throw new Error(`--since must be an ISO 8601 time such as 2026-11-20T00:00:00Z, got "${from}"`);
+    const timeoutMs = Number(timeout ?? 600) * 1000;
+    if (!(timeoutMs > 0)) throw new Error(`--timeout must be a number of seconds, got "${timeout}"`);
+    const settings = {
+      address: process.env.TEMPORAL_ADDRESS || `localhost:${LOCAL_TEMPORAL_PORT}`,
+      namespace: process.env.TEMPORAL_NAMESPACE || SETTINGS.TEMPORAL_NAMESPACE.default,
+      taskQueue: process.env.TEMPORAL_TASK_QUEUE || SETTINGS.TEMPORAL_TASK_QUEUE.default,
+      apiKey: process.env.TEMPORAL_API_KEY || undefined,
+    };
+    const temporal = await connectTemporalClient(settings);
+    try {
+      const recovery = await startRecovery(em, temporal, settings.taskQueue, endpoint.company.id, endpoint.id, new Date(from));
+      console.log(`Recovery ${recovery.id}: ${recovery.deliveryIds.length} failed or cancelled deliveries to ${endpoint.url} since ${from}`);
+      await followRecovery(em, recovery.id, timeoutMs);
+    } finally {
+      await temporal.connection.close();
+    }
+  },
   'work-type list': async (em, { company }) => {
     const { items } = await workTypes.list(em, await companyOf(em, company), { limit: 10_000, offset: 0 });
     for (const t of items) console.log(workTypeLine(t));
@@ -222,6 +255,40 @@ const COMMANDS: Record<string, Command> = {
     console.log(`Changed ${workTypeLine(record)}`);
   },
 };
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Prints the recovery's progress until every delivery's re-run has finished: a bar redrawn in place on a terminal,
+ * a line per change otherwise (logs, CI). Throws when `timeoutMs` passes first; the recovery carries on regardless.
+ */
+async function followRecovery(em: EntityManager, recoveryId: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const tty = process.stdout.isTTY;
+  let shown = '';
+  for (;;) {
+    em.clear();
+    const { recovery, finished, outcomes } = await getRecovery(em, recoveryId);
+    const total = recovery.deliveryIds.length;
+    const width = 30;
+    const filled = total === 0 ? width : Math.round((finished / total) * width);
+    const line = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${finished}/${total} re-run · requested ${recovery.requested} · delivered ${outcomes.delivered} · failed ${outcomes.failed} · cancelled ${outcomes.cancelled}`;
+    if (line !== shown) {
+      process.stdout.write(tty ? `\r${line}` : `${line}\n`);
+      shown = line;
+    }
+    if (recovery.status === 'completed' && finished >= total) {
+      if (tty) process.stdout.write('\n');
+      console.log(`Done: ${outcomes.delivered} delivered, ${outcomes.failed} failed, ${outcomes.cancelled} cancelled of ${total}`);
+      return;
+    }
+    if (Date.now() > deadline) {
+      if (tty) process.stdout.write('\n');
+      throw new Error(`Still running after ${timeoutMs / 1000} s; the recovery carries on (workflow webhook-recovery/${recoveryId})`);
+    }
+    await delay(500);
+  }
+}
 
 async function withDatabase(run: (em: EntityManager) => Promise<void>): Promise<void> {
   let url = process.env.DATABASE_URL || runningEmbeddedPostgresUrl(LOCAL_DATA_DIR, LOCAL_DATABASE);
@@ -252,6 +319,9 @@ async function main() {
       'pay-multiplier': { type: 'string' },
       active: { type: 'string' },
       default: { type: 'boolean' },
+      endpoint: { type: 'string' },
+      since: { type: 'string' },
+      timeout: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

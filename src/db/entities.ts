@@ -20,6 +20,7 @@ import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
 import { WebhookAlert } from '../domain/webhooks/webhook-alert.entity';
 import { WebhookDelivery } from '../domain/webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
+import { WebhookRecovery } from '../domain/webhooks/webhook-recovery.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 
 /** Every mapped entity, listed explicitly so discovery is the same from src/ and dist/. */
@@ -47,5 +48,6 @@ export const ENTITIES = [
   WebhookDelivery,
   DeliveryAttempt,
   WebhookAlert,
+  WebhookRecovery,
   ConsoleUser,
 ];

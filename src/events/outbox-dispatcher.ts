@@ -40,7 +40,6 @@ export interface OutboxDispatcherOptions {
   orm: Orm;
   temporal: TemporalClient;
   taskQueue: string;
-  retryDelaysMs: number[];
   databaseUrl: string;
   pollMs: number;
   logger: Logger;
@@ -120,11 +119,9 @@ export class OutboxDispatcher {
         );
         rows.push({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, payload: body.payload });
         toStart.push({
-          input: { deliveryId: id, retryDelaysMs: this.options.retryDelaysMs, firstAttemptNumber: 0, trigger: 'automatic' },
-          companyId: event.company_id,
-          endpointId: endpoint.id,
+          input: { deliveryId: id, companyId: event.company_id, endpointId: endpoint.id, eventType: body.eventType },
           endpointUrl: endpoint.url,
-          eventType: body.eventType,
+          eventId: event.id,
         });
       }
     }
@@ -196,7 +193,6 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; te
     orm: deps.orm,
     temporal: deps.temporal,
     taskQueue: deps.config.temporal.taskQueue,
-    retryDelaysMs: deps.config.webhooks.retryDelaysMs,
     databaseUrl: deps.config.databaseUrl,
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,

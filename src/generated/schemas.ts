@@ -32,6 +32,10 @@ export interface Pagination {
    */
   offset: number;
   /**
+   * Lists paged by cursor (?after=) only: the after value of the next page; null on the last one.
+   */
+  next_after?: string | null;
+  /**
    * Total matching records.
    */
   total: number;
@@ -3722,7 +3726,49 @@ export interface WebhookDeliveryRetry {
   reason?: string;
 }
 
+export interface WebhookEndpointRecover {
+  /**
+   * Re-run the failed and cancelled deliveries made at or after this time.
+   */
+  since: string;
+}
+
+/**
+ * A bulk re-run: the deliveries it took (total), how many it has re-run so far, and where they stand now.
+ */
+export interface WebhookRecovery {
+  id: string;
+  endpoint_id: string;
+  since: string;
+  /**
+   * completed once every re-run has been requested.
+   */
+  status: 'running' | 'completed';
+  total: number;
+  /**
+   * Re-runs requested so far.
+   */
+  requested: number;
+  /**
+   * Deliveries whose re-run attempt has finished (or that were delivered meanwhile): the recovery is over when it reaches total.
+   */
+  finished: number;
+  /**
+   * The recovery's deliveries by their status now.
+   */
+  outcomes: {
+    pending: number;
+    retrying: number;
+    delivered: number;
+    failed: number;
+    cancelled: number;
+  };
+  created_at: string;
+  completed_at: string | null;
+}
+
 export interface DeliveryAttempt {
+  delivery_id: string;
   /**
    * The X-Webhook-Retry value sent.
    */
@@ -3752,7 +3798,7 @@ export interface WebhookDelivery {
   event_id: string | null;
   event_type: string;
   is_test: boolean;
-  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'cancelled';
   attempt_count: number;
   last_attempt_at: string | null;
   last_status_code: number | null;
@@ -3772,11 +3818,26 @@ export interface WebhookDelivery {
 
 export interface WebhookAlert {
   id: string;
+  kind: 'delivery_failed' | 'endpoint_disabled';
+  /**
+   * null for an endpoint alert.
+   */
   delivery_id: string | null;
   endpoint_id: string | null;
   attempt_count: number;
   message: string;
   created_at: string;
+  /**
+   * When the delivery was delivered or the endpoint re-enabled.
+   */
+  resolved_at: string | null;
+}
+
+export interface WebhookEndpointRotate {
+  /**
+   * How long deliveries also carry the old secret's signature (X-Webhook-Signatures); WEBHOOK_SECRET_OVERLAP (24 h) by default.
+   */
+  overlap_seconds?: number;
 }
 
 export interface WebhookEndpointCreate {
@@ -3795,6 +3856,10 @@ export interface WebhookEndpointCreate {
    * A (detailed, default) or B (catalog).
    */
   payload_shape?: 'A' | 'B';
+  /**
+   * At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit.
+   */
+  max_attempts_per_second?: number | null;
   description?: string;
   /**
    * The API key whose changes this endpoint is not sent (echo prevention); defaults to the key registering it, null for none.
@@ -3817,7 +3882,14 @@ export interface WebhookEndpointUpdate {
   payload_shape?: 'A' | 'B';
   description?: string | null;
   api_key_id?: string | null;
+  /**
+   * active re-enables a disabled endpoint.
+   */
   status?: 'active' | 'disabled';
+  /**
+   * At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit.
+   */
+  max_attempts_per_second?: number | null;
 }
 
 /**
@@ -3830,6 +3902,16 @@ export interface WebhookEndpoint {
   event_types: string[];
   payload_shape: 'A' | 'B';
   status: 'active' | 'disabled' | 'deleted';
+  /**
+   * Why it was disabled: through the API, a 410 Gone, or failing every attempt for WEBHOOK_DISABLE_AFTER.
+   */
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  max_attempts_per_second: number | null;
+  /**
+   * Until then deliveries also carry the previous secret's signature.
+   */
+  previous_secret_expires_at: string | null;
   api_key_id: string | null;
   created_at: string;
   updated_at: string;

@@ -13,7 +13,11 @@ export const EVENT_TYPE = defineSearchAttributeKey('EventType', 'KEYWORD');
 export const RECORD_KEY = defineSearchAttributeKey('RecordKey', 'KEYWORD');
 /** The subscriber endpoint of a webhook delivery. */
 export const ENDPOINT_ID = defineSearchAttributeKey('EndpointId', 'KEYWORD');
-/** pending, retrying, delivered or failed; kept current by the delivery workflow. */
+/** pending, retrying, delivered, failed or cancelled; kept current by the delivery workflow. */
 export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWORD');
+/** The host of a delivery's endpoint URL, e.g. hooks.example.com: what operators know a subscriber by. */
+export const ENDPOINT_HOST = defineSearchAttributeKey('EndpointHost', 'KEYWORD');
+/** The outbox event a delivery carries (the event_id subscribers see in shape A). */
+export const EVENT_ID = defineSearchAttributeKey('EventId', 'KEYWORD');
 
-export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS];
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID];

@@ -1,23 +1,29 @@
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { webhookDelivery, WebhookDeliveryInput } from '../../workflows/webhook-delivery';
-import { type RerunRequest, rerunSignal } from '../../workflows/webhook-delivery-signals';
-import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_ID, EVENT_TYPE } from '../temporal/search-attributes';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { webhookDelivery } from '../../workflows/webhook-delivery';
+import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
+import { type RerunRequest, type RerunResult, rerunSignal, rerunUpdate } from '../../workflows/webhook-delivery-handlers';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
 
 /** One workflow per delivery, named after it, so a delivery is never started twice. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
 
 export interface DeliveryToStart {
   input: WebhookDeliveryInput;
-  companyId: string;
-  endpointId: string;
   endpointUrl: string;
-  eventType: string;
+  eventId: string | null;
 }
 
 /**
- * Starts the delivery's workflow with the search attributes operators filter by in the Temporal UI
- * (CompanyId, EndpointId, EventType, DeliveryStatus) and a one-line summary. Returns false when it was
- * already started (a dispatcher re-running after a crash, or another replica).
+ * Starts the delivery's workflow with the search attributes operators filter by in the Temporal UI and a
+ * one-line summary. Returns false when it is already running (a dispatcher re-running after a crash, or
+ * another replica). `reuse` REJECT_DUPLICATE for a first start; ALLOW_DUPLICATE to start a re-run after it closed.
  */
 export async function startDeliveryWorkflow(
   temporal: Client,
@@ -25,20 +31,28 @@ export async function startDeliveryWorkflow(
   delivery: DeliveryToStart,
   reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE' = 'REJECT_DUPLICATE',
 ): Promise<boolean> {
+  const { input } = delivery;
   try {
     await temporal.workflow.start<typeof webhookDelivery>('webhookDelivery', {
       taskQueue,
-      workflowId: deliveryWorkflowId(delivery.input.deliveryId),
-      args: [delivery.input],
+      workflowId: deliveryWorkflowId(input.deliveryId),
+      args: [input],
       workflowIdReusePolicy: reuse,
+      // A run that used up the delivery's attempts fails (Failed in the UI); this retry starts the run that
+      // stays open waiting for a re-run, right away. The waiting run is never retried.
+      retry: { maximumAttempts: 2, initialInterval: '1 second' },
       typedSearchAttributes: [
-        { key: COMPANY_ID, value: delivery.companyId },
-        { key: ENDPOINT_ID, value: delivery.endpointId },
-        { key: EVENT_TYPE, value: delivery.eventType },
+        { key: COMPANY_ID, value: input.companyId },
+        { key: ENDPOINT_ID, value: input.endpointId },
+        { key: ENDPOINT_HOST, value: new URL(delivery.endpointUrl).hostname },
+        { key: EVENT_TYPE, value: input.eventType },
+        ...(delivery.eventId ? [{ key: EVENT_ID, value: delivery.eventId }] : []),
         { key: DELIVERY_STATUS, value: 'pending' },
       ],
-      staticSummary: `${delivery.eventType} → ${delivery.endpointUrl}`,
-      staticDetails: `Delivery ${delivery.input.deliveryId} (X-Webhook-ID) of company ${delivery.companyId} to endpoint ${delivery.endpointId}. Re-run with the "rerun" signal.`,
+      staticSummary: `${input.eventType} → ${delivery.endpointUrl}`,
+      staticDetails:
+        `Delivery ${input.deliveryId} (X-Webhook-ID) of company ${input.companyId} to endpoint ${input.endpointId}. ` +
+        'Re-run it with the update "rerun" (More Actions → Send an Update) while it runs, or "Start Workflow Like This One" once it has closed.',
     });
     return true;
   } catch (error) {
@@ -47,20 +61,53 @@ export async function startDeliveryWorkflow(
   }
 }
 
+/** How a re-run was asked for: an update to the open run (with the attempt it made when awaited), or a new run. */
+export type RerunRequested = { via: 'update'; result: RerunResult | null } | { via: 'signal' } | { via: 'new_run' };
+
+/** Whether the open run is one begun before DELIVERY_RUNS_PATCH, which takes the rerun signal instead of the update. */
+async function takesRerunUpdate(handle: WorkflowHandle): Promise<boolean> {
+  const metadata = await handle.query<{ definition?: { updateDefinitions?: { name: string }[] } }>('__temporal_workflow_metadata');
+  return (metadata.definition?.updateDefinitions ?? []).some((update) => update.name === rerunUpdate.name);
+}
+
 /**
- * Asks for a re-run: signals the delivery's workflow while it runs, or starts a new run for it (one manual
- * attempt, numbered after the attempts already made) once it has closed.
+ * Asks for a re-run: the update "rerun" to the delivery's open run (waiting up to `waitMs` for the attempt it
+ * makes; result null when it is still going), or a new run once it has closed, which makes one attempt numbered
+ * after the recorded ones. An update the run refuses (an attempt is being made right now) is thrown as
+ * WorkflowUpdateFailedError.
  */
-export async function requestDeliveryRerun(temporal: Client, taskQueue: string, delivery: DeliveryToStart, request: RerunRequest): Promise<void> {
-  const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
-  try {
-    await handle.signal(rerunSignal, request);
-    return;
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
-  if (!(await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE'))) {
-    // Someone else restarted it between our signal and our start: the signal reaches that run instead.
-    await handle.signal(rerunSignal, request);
+export async function requestDeliveryRerun(
+  temporal: Client,
+  taskQueue: string,
+  delivery: DeliveryToStart,
+  request: RerunRequest,
+  options: { waitMs: number },
+): Promise<RerunRequested> {
+  const handle = temporal.workflow.getHandle<typeof webhookDelivery>(deliveryWorkflowId(delivery.input.deliveryId));
+  for (;;) {
+    let running: boolean;
+    try {
+      running = (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      running = false;
+    }
+    if (running) {
+      if (!(await takesRerunUpdate(handle))) {
+        await handle.signal(rerunSignal, request);
+        return { via: 'signal' };
+      }
+      const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      if (options.waitMs <= 0) return { via: 'update', result: null };
+      // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
+      const stopWaiting = new AbortController();
+      const outcome = update.result().catch(() => null);
+      const deadline = delay(options.waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
+      const result = await Promise.race([outcome, deadline]);
+      stopWaiting.abort();
+      return { via: 'update', result };
+    }
+    // Someone else started a run between our look and our start: the update goes to that run.
+    if (await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) return { via: 'new_run' };
   }
 }

@@ -25,6 +25,8 @@ export interface WebhookResult {
   failureKind: WebhookFailureKind | null;
   /** The first RESPONSE_EXCERPT_BYTES of the response body (UTF-8, may be cut), or null when there was none. */
   responseExcerpt: string | null;
+  /** A 429's or 503's Retry-After (seconds or an HTTP date), in milliseconds from now; null otherwise. */
+  retryAfterMs: number | null;
 }
 
 export interface WebhookSender {
@@ -49,6 +51,15 @@ function responseOutcome(response: IncomingMessage): Outcome {
   return { error: `HTTP ${status}`, failureKind: 'http' };
 }
 
+/** Retry-After as webhook receivers send it on 429 and 503: delay-seconds or an HTTP date. */
+export function retryAfterMs(response: Pick<IncomingMessage, 'statusCode' | 'headers'>, now = Date.now()): number | null {
+  const value = response.headers['retry-after'];
+  if ((response.statusCode !== 429 && response.statusCode !== 503) || typeof value !== 'string') return null;
+  if (/^\s*\d{1,10}\s*$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
 function errorOutcome(error: Error): Outcome {
   if (error instanceof UnsafeTargetError) return { error: error.reason, failureKind: 'blocked' };
   // Happy-eyeballs connects report one AggregateError, with an empty message, for all addresses tried.
@@ -71,11 +82,12 @@ export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs
 
   async function send(request: WebhookRequest): Promise<WebhookResult> {
     const started = performance.now();
-    const result = (outcome: Outcome, statusCode: number | null = null, responseExcerpt: string | null = null): WebhookResult => ({
+    const result = (outcome: Outcome, statusCode: number | null = null, responseExcerpt: string | null = null, retryAfter: number | null = null): WebhookResult => ({
       statusCode,
       durationMs: Math.round(performance.now() - started),
       ...outcome,
       responseExcerpt,
+      retryAfterMs: retryAfter,
     });
 
     let target: URL;
@@ -116,7 +128,7 @@ export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs
           let received = 0;
           const settleWithResponse = () => {
             const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES);
-            settle(result(responseOutcome(response), statusCode, excerpt.length > 0 ? excerpt.toString('utf8') : null));
+            settle(result(responseOutcome(response), statusCode, excerpt.length > 0 ? excerpt.toString('utf8') : null, retryAfterMs(response)));
           };
           response.on('data', (chunk: Buffer) => {
             chunks.push(chunk);

@@ -22,7 +22,7 @@ async function main() {
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
   const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
-  logger.info({ taskQueue: config.temporal.taskQueue }, 'worker running');
+  logger.info({ taskQueue: config.temporal.taskQueue, metricsPort: worker.metricsPort }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);
   await worker.finished;
 }

@@ -4,12 +4,16 @@ import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
+import { createWorkerMetrics, serveMetrics } from '../metrics';
+import { connectTemporalClient } from '../temporal/connection';
 import { createWebhookSender } from '../webhooks/webhook-sender';
 
 export interface RunningWorker {
   worker: Worker;
   /** Settles when the worker has stopped. */
   finished: Promise<void>;
+  /** Where GET /metrics is served. */
+  metricsPort: number;
   close(): Promise<void>;
 }
 
@@ -29,11 +33,23 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     address: config.temporal.address,
     ...(config.temporal.apiKey ? { apiKey: config.temporal.apiKey, tls: true } : {}),
   });
+  const client = await connectTemporalClient(config.temporal);
+  const metrics = createWorkerMetrics(orm);
+  const metricsServer = await serveMetrics(metrics.registry, config.workerMetricsPort, config.host);
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ orm, logger, secretBox: new SecretBox(config.encryptionKey), sender }),
+    activities: createActivities({
+      orm,
+      logger,
+      secretBox: new SecretBox(config.encryptionKey),
+      sender,
+      webhooks: config.webhooks,
+      metrics,
+      temporal: client,
+      taskQueue: config.temporal.taskQueue,
+    }),
     ...(workflowBundlePath
       ? { workflowBundle: { codePath: workflowBundlePath } }
       : { workflowsPath: require.resolve('../../workflows') }),
@@ -41,11 +57,14 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   });
   const finished = worker.run().finally(async () => {
     sender.close();
+    await metricsServer.close();
+    await client.connection.close();
     await connection.close();
   });
   return {
     worker,
     finished,
+    metricsPort: metricsServer.port,
     async close() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await finished;

@@ -66,6 +66,7 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2',
     WEBHOOK_TIMEOUT_MS: '5000',
     OUTBOX_POLL_MS: '250',
+    WORKER_METRICS_PORT: '0',
     ...overrides,
   });
 }

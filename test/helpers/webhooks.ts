@@ -1,7 +1,7 @@
 import type { ReceivedRequest } from './https-receiver';
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the plain-JS example subscribers copy
 const { verifyWebhook } = require('../../docs/examples/webhook-receiver.js') as {
-  verifyWebhook: (secret: string, rawBody: string, headers: Record<string, unknown>) => boolean;
+  verifyWebhook: (secret: string | string[], rawBody: string, headers: Record<string, unknown>) => boolean;
 };
 import { waitFor } from './processes';
 import { issueTestKey, request, type Tenant, type TestStack } from './stack';
@@ -29,7 +29,7 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
  * what webhooks.md §5 tells receivers to: HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` with the
  * endpoint secret, compared in constant time, timestamp at most 300 s old.
  */
-export function verifiedAsReceiver(secret: string, received: ReceivedRequest): boolean {
+export function verifiedAsReceiver(secret: string | string[], received: ReceivedRequest): boolean {
   return verifyWebhook(secret, received.body, received.headers);
 }
 

@@ -205,8 +205,8 @@ describe('console in a browser', () => {
   }, 180_000);
 
   it("resends an endpoint's failed deliveries since a time in bulk", async () => {
-    // A 4xx is a permanent failure: one attempt each.
-    receiver.respondWith(() => ({ status: 410, body: 'gone' }));
+    // A 4xx is a permanent failure: one attempt each (not a 410, which would disable the endpoint).
+    receiver.respondWith(() => ({ status: 400, body: 'rejected' }));
     for (const phone of ['+1 403 555 0102', '+1 403 555 0103']) {
       expect((await sendInbound(stack.baseUrl, key, envelope('employee.updated', { emp_number: 'E-100', phone }))).status).toBe(200);
     }
@@ -217,7 +217,7 @@ describe('console in a browser', () => {
     receiver.respondWith(() => ({ status: 200 }));
     await visit(page, `/console/endpoints/${endpoint.id}`);
     await page.getByRole('button', { name: 'Resend failed deliveries' }).click();
-    expect(await page.locator('.flash').innerText()).toMatch(/^Resend requested for 2 failed deliveries made since/);
+    expect(await page.locator('.flash').innerText()).toMatch(/^Resend requested for 2 failed or cancelled deliveries made since/);
     await waitFor(async () => (await Promise.all(ids.map(deliveryStatus))).every((s) => s === 'delivered'), 60_000, 'both to be delivered');
   }, 180_000);
 

@@ -6,6 +6,7 @@ import { SecretBox } from '../../src/crypto/secret-box';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import { registerEndpoint } from '../../src/domain/webhooks/endpoints-service';
 import { createLogger } from '../../src/logger';
+import { createApiMetrics } from '../../src/metrics';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
 import { cliField, runCli } from '../helpers/cli';
 import { ConsoleClient } from '../helpers/console';
@@ -115,7 +116,13 @@ describe('console security', () => {
     const admin = await signedIn(acme.admin);
     const viewer = await signedIn(acme.viewer);
     const signedOut = new ConsoleClient(stack.baseUrl);
-    const pages = consolePages({ ...stack, secretBox: new SecretBox(stack.config.encryptionKey), validator: new SchemaValidator(), logger: createLogger('silent') });
+    const pages = consolePages({
+      ...stack,
+      secretBox: new SecretBox(stack.config.encryptionKey),
+      validator: new SchemaValidator(),
+      logger: createLogger('silent'),
+      metrics: createApiMetrics(stack.orm),
+    });
     const posts = pages.filter((p) => p.method === 'POST');
     expect(posts.length).toBeGreaterThanOrEqual(14);
     const before = await rows();

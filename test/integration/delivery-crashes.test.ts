@@ -109,11 +109,9 @@ describe('deliveries survive crashes', () => {
     // What the dead dispatcher left behind: the workflow of the delivery it was making, and no row.
     const deliveryId = deliveryIdFor(sent.body.event_id, endpoint.id);
     const started = await startDeliveryWorkflow(stack.temporal, stack.config.temporal.taskQueue, {
-      input: { deliveryId, retryDelaysMs: stack.config.webhooks.retryDelaysMs, firstAttemptNumber: 0, trigger: 'automatic' },
-      companyId: sender.companyId,
-      endpointId: endpoint.id,
+      input: { deliveryId, companyId: sender.companyId, endpointId: endpoint.id, eventType: 'employee.created' },
       endpointUrl: endpoint.url,
-      eventType: 'employee.created',
+      eventId: sent.body.event_id,
     });
     expect(started).toBe(true);
 
@@ -159,7 +157,6 @@ function dispatcherOptions(stack: TestStack) {
     orm: stack.orm,
     temporal: stack.temporal,
     taskQueue: stack.config.temporal.taskQueue,
-    retryDelaysMs: stack.config.webhooks.retryDelaysMs,
     databaseUrl: stack.config.databaseUrl,
     pollMs: 250,
     logger: createLogger('silent'),

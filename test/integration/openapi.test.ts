@@ -7,6 +7,7 @@ import type { AppDeps } from '../../src/api/context';
 import { documentedRoutes } from '../../src/api/openapi';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { SecretBox } from '../../src/crypto/secret-box';
+import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
@@ -48,6 +49,7 @@ describe('GET /api/v1/openapi.json', () => {
       secretBox: new SecretBox(stack.config.encryptionKey),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
+      metrics: createApiMetrics(stack.orm),
     };
     const served = Object.values(createRouters(deps)).flatMap((router) =>
       router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => `${method} ${layer.path}`)),
@@ -74,6 +76,17 @@ describe('GET /api/v1/openapi.json', () => {
     const catalog = document.webhooks['vendor.created (shape B)'].post.requestBody.content['application/json'].schema;
     expect(catalog.required).toEqual(['event', 'timestamp', 'data']);
     expect(document.webhooks['po.approved'].post.description).toContain('Shape A endpoints receive this event');
+  });
+
+  it('declares every path parameter of every operation', () => {
+    const undeclared: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, { parameters?: { name: string; in: string }[] }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const declared = new Set((operation.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name));
+        for (const [, name] of path.matchAll(/\{(\w+)\}/g)) if (!declared.has(name!)) undeclared.push(`${method.toUpperCase()} ${path}: ${name}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
   });
 
   it('documents list parameters, bodies and error responses of a collection', () => {

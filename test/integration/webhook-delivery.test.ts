@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { resolveTemporalExecutable } from '../../src/temporal/cli-binary';
 import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
 import { projectData } from '../helpers/fixtures';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
+import { temporalCli } from '../helpers/temporal-cli';
 import { addApiKey, deliveriesOf, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 
 let employeeSeq = 0;
@@ -145,7 +144,9 @@ describe('outbound webhook deliveries', () => {
       const hook = await receiver(port);
 
       const retried = await request(stack.baseUrl, 'POST', `/api/v1/webhook-deliveries/${deliveryId}/retry`, { key: subscriber.key, body: { reason: 'endpoint back up' } });
-      expect(retried.status).toBe(202);
+      // The answer comes once the re-run's attempt is made, and shows it.
+      expect(retried.status).toBe(200);
+      expect(retried.body).toMatchObject({ status: 'delivered', attempt_count: 7, last_status_code: 200 });
       const [delivered] = await hook.waitForRequests(1);
       expect(delivered!.headers['x-webhook-id']).toBe(deliveryId);
       expect(delivered!.headers['x-webhook-retry']).toBe('6');
@@ -159,12 +160,12 @@ describe('outbound webhook deliveries', () => {
       expect(again.body.error).toMatchObject({ code: 'CONFLICT', details: { field: 'status' } });
     });
 
-    it('is found by search attributes and re-run with the rerun signal as the Temporal UI sends it', async () => {
+    it('is found by search attributes and re-run with the rerun update as the Temporal UI sends it', async () => {
       const { port, endpointId, deliveryId } = await failedDelivery();
       const hook = await receiver(port);
 
-      // What an operator types into the UI's search box.
-      const query = `CompanyId = "${sender.companyId}" AND EndpointId = "${endpointId}" AND EventType = "employee.created" AND DeliveryStatus = "failed"`;
+      // What an operator types into the UI's search box: the open failed deliveries, those waiting for a re-run.
+      const query = `CompanyId = "${sender.companyId}" AND EndpointId = "${endpointId}" AND EventType = "employee.created" AND ExecutionStatus = "Running" AND DeliveryStatus = "failed"`;
       const found = await waitFor(async () => {
         const ids: string[] = [];
         for await (const execution of stack.temporal.workflow.list({ query })) ids.push(execution.workflowId);
@@ -172,20 +173,18 @@ describe('outbound webhook deliveries', () => {
       });
       expect(found).toEqual([deliveryWorkflowId(deliveryId)]);
 
-      // The UI lists the workflow's signals with their descriptions from this built-in query.
+      // The UI lists the workflow's updates with their descriptions from this built-in query.
       const handle = stack.temporal.workflow.getHandle(found[0]!);
-      const metadata = await handle.query<{ definition: { signalDefinitions: { name: string; description: string }[] } }>('__temporal_workflow_metadata');
-      expect(metadata.definition.signalDefinitions).toContainEqual({ name: 'rerun', description: expect.stringContaining('X-Webhook-ID') });
+      const metadata = await handle.query<{ definition: { updateDefinitions: { name: string; description: string }[] } }>('__temporal_workflow_metadata');
+      expect(metadata.definition.updateDefinitions).toContainEqual({ name: 'rerun', description: expect.stringContaining('X-Webhook-ID') });
 
-      // The UI sends a signal's input as JSON, as the CLI does.
-      const cli = resolveTemporalExecutable();
-      if (cli.type !== 'existing-path') throw new Error('the Temporal CLI is needed to send the signal the way operators do');
-      const signal = spawnSync(
-        cli.path,
-        ['workflow', 'signal', '--address', stack.config.temporal.address, '--workflow-id', found[0]!, '--name', 'rerun', '--input', '{"reason": "fixed the receiver"}'],
-        { encoding: 'utf8' },
-      );
-      expect(signal.status).toBe(0);
+      // The UI sends an update's input as JSON, as the CLI does, and shows its result: the attempt made.
+      const update = await temporalCli(stack.config.temporal.address, [
+        'workflow', 'update', 'execute', '--workflow-id', found[0]!, '--name', 'rerun', '--input', '{"reason": "fixed the receiver"}', '--output', 'json',
+      ]);
+      expect(update.stderr).toBe('');
+      expect(update.code).toBe(0);
+      expect(update.stdout).toContain('"delivered": true');
 
       const [delivered] = await hook.waitForRequests(1);
       expect(delivered!.headers['x-webhook-id']).toBe(deliveryId);
@@ -326,7 +325,7 @@ describe('outbound webhook deliveries', () => {
 
     const filtered = await request(stack.baseUrl, 'GET', `/api/v1/webhook-deliveries?endpoint_id=${endpoint.id}&status=delivered&event_type=employee.created`, { key: subscriber.key });
     expect(filtered.body.data.map((d: any) => d.id)).toEqual([delivery.id]);
-    expect(filtered.body.pagination).toEqual({ limit: 50, offset: 0, total: 1 });
+    expect(filtered.body.pagination).toEqual({ limit: 50, offset: 0, total: 1, next_after: null });
     const attempts = await request(stack.baseUrl, 'GET', `/api/v1/webhook-deliveries/${delivery.id}/attempts`, { key: subscriber.key });
     expect(attempts.body.data).toHaveLength(1);
     expect((await request(stack.baseUrl, 'GET', '/api/v1/webhook-deliveries?status=lost', { key: subscriber.key })).status).toBe(400);

@@ -37,7 +37,7 @@ describe('webhook sender', () => {
   it('reports a 2xx as success with the start of the response body', async () => {
     receiver.respondWith(() => ({ status: 200, body: '{"received":true}', headers: json }));
     const result = await send();
-    expect(result).toEqual({ statusCode: 200, durationMs: expect.any(Number), error: null, failureKind: null, responseExcerpt: '{"received":true}' });
+    expect(result).toEqual({ statusCode: 200, durationMs: expect.any(Number), error: null, failureKind: null, responseExcerpt: '{"received":true}', retryAfterMs: null });
   });
 
   it('reports an empty response body as no excerpt', async () => {
@@ -51,6 +51,23 @@ describe('webhook sender', () => {
   ])('reports HTTP %i as an http failure with the response excerpt', async (status, body) => {
     receiver.respondWith(() => ({ status, body }));
     expect(await send()).toMatchObject({ statusCode: status, error: `HTTP ${status}`, failureKind: 'http', responseExcerpt: body });
+  });
+
+  it.each([
+    [429, '120', 120_000],
+    [503, '7', 7_000],
+    [500, '120', null],
+  ])("reads a %i's Retry-After of %s seconds as %p ms (only 429 and 503 carry one)", async (status, retryAfter, expected) => {
+    receiver.respondWith(() => ({ status, headers: { 'Retry-After': retryAfter } }));
+    expect((await send()).retryAfterMs).toBe(expected);
+  });
+
+  it('reads a Retry-After given as an HTTP date', async () => {
+    const at = new Date(Date.now() + 90_000).toUTCString();
+    receiver.respondWith(() => ({ status: 503, headers: { 'Retry-After': at } }));
+    const { retryAfterMs } = await send();
+    expect(retryAfterMs).toBeGreaterThan(85_000);
+    expect(retryAfterMs).toBeLessThanOrEqual(90_000);
   });
 
   it('does not follow redirects', async () => {

@@ -31,6 +31,7 @@ export function rateLimit(policy: RateLimitPolicy): Middleware<AppState> {
     const headers = rateLimitHeaders(decision, Math.floor(Date.now() / 1000));
     ctx.set(headers);
     if (!decision.allowed) {
+      ctx.state.metrics.rateLimited.inc({ policy });
       const exhausted = decision.windows.filter((w) => w.remaining === 0).map((w) => `${w.limit} per ${w.name}`);
       throw new ApiError('RATE_LIMITED', `Rate limit exceeded (${exhausted.join(', ')}); retry after ${headers['Retry-After']} seconds`, {
         field: 'X-API-Key',

@@ -14,3 +14,13 @@ export function healthRoutes({ orm, temporal }: AppDeps): Router<AppState> {
   });
   return router;
 }
+
+/** GET /metrics: unauthenticated Prometheus metrics of this API process (docs/operations.md); keep it off the internet. */
+export function metricsRoutes({ metrics }: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  return router;
+}

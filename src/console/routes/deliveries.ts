@@ -1,8 +1,8 @@
 import type { AppDeps } from '../../api/context';
-import { idOf } from '../../domain/page';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../domain/webhooks/deliveries-service';
 import { listEndpoints } from '../../domain/webhooks/endpoints-service';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
+import { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage } from '../context';
 import { parseUtcLocal, redirectWithFlash, sendPage } from '../http';
@@ -83,9 +83,10 @@ export function deliveryPages({ temporal, config }: AppDeps): ConsolePage[] {
       path: '/deliveries/:id/resend',
       role: 'admin',
       async handler(ctx, session) {
-        const delivery = await rerunDelivery(ctx.state.em, temporal, config, session.user.companyId, ctx.params.id!, `resent by ${session.user.email}`);
+        const { delivery, finished } = await rerunDelivery(ctx.state.em, temporal, config, session.user.companyId, ctx.params.id!, `resent by ${session.user.email}`);
         ctx.state.log.info({ console: 'delivery resent', userId: session.user.id, deliveryId: delivery.id }, 'console action');
-        await redirectWithFlash(ctx, session, `/console/deliveries/${delivery.id}`, 'Resend requested: one more attempt is being made now, with the same X-Webhook-ID.');
+        const outcome = finished ? `the attempt was made and the delivery is ${delivery.status}` : 'one more attempt is being made now';
+        await redirectWithFlash(ctx, session, `/console/deliveries/${delivery.id}`, `Resend requested: ${outcome}, with the same X-Webhook-ID.`);
       },
     },
     {
@@ -95,16 +96,21 @@ export function deliveryPages({ temporal, config }: AppDeps): ConsolePage[] {
       async handler(ctx, session) {
         const { em } = ctx.state;
         const { companyId } = session.user;
-        const { items } = await listAlerts(em, companyId, { limit: 100, offset: 0 });
+        const { items } = await listAlerts(em, companyId, { limit: 100, offset: 0 }, 'open');
         const open: { alert: (typeof items)[number]; status: string; url: string }[] = [];
         const seen = new Set<string>();
         for (const alert of items) {
-          const deliveryId = idOf(alert.delivery)!;
-          if (seen.has(deliveryId)) continue;
-          seen.add(deliveryId);
-          const delivery: WebhookDelivery = await getDelivery(em, companyId, deliveryId);
-          if (delivery.status !== 'failed') continue;
-          open.push({ alert, status: delivery.status, url: (await delivery.endpoint.loadOrFail()).url });
+          // The newest alert of each delivery, or of each endpoint for the alerts of disabled endpoints.
+          const about = alert.delivery ?? alert.endpoint;
+          if (seen.has(about)) continue;
+          seen.add(about);
+          if (alert.delivery) {
+            const delivery: WebhookDelivery = await getDelivery(em, companyId, alert.delivery);
+            open.push({ alert, status: delivery.status, url: (await delivery.endpoint.loadOrFail()).url });
+          } else {
+            const endpoint = await em.findOneOrFail(WebhookEndpoint, { id: alert.endpoint, company: companyId });
+            open.push({ alert, status: endpoint.status, url: endpoint.url });
+          }
         }
         sendPage(ctx, alertsPage(session, open));
       },

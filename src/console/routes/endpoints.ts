@@ -2,8 +2,7 @@ import type { AppDeps } from '../../api/context';
 import type { Actor } from '../../domain/accounts/actor';
 import { listApiKeys } from '../../domain/accounts/api-keys-service';
 import { idOf } from '../../domain/page';
-import { rerunFailedDeliveries } from '../../domain/webhooks/bulk-rerun';
-import { getDelivery, listAttempts, listDeliveries, sendTestDelivery } from '../../domain/webhooks/deliveries-service';
+import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecovery } from '../../domain/webhooks/deliveries-service';
 import { deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../domain/webhooks/endpoints-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
@@ -176,7 +175,9 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
           ctx,
           confirmEndpointPage(session, endpoint, {
             title: 'Rotate the signing secret?',
-            explanation: 'A new secret is issued and shown once; deliveries are signed with it at once, so the receiver must be given the new secret.',
+            explanation:
+              'A new secret is issued and shown once; deliveries are signed with it at once, and for ' +
+              `${Math.round(config.webhooks.secretOverlapMs / 3_600_000)} h also with the old one (X-Webhook-Signatures), so the receiver can switch without losing any.`,
             action: `/console/endpoints/${endpoint.id}/rotate-secret`,
             button: 'Rotate secret',
           }),
@@ -188,7 +189,7 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
       path: '/endpoints/:id/rotate-secret',
       role: 'admin',
       async handler(ctx, session) {
-        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, session.user.companyId, ctx.params.id!);
+        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, session.user.companyId, ctx.params.id!, config.webhooks.secretOverlapMs);
         ctx.state.log.info({ console: 'endpoint secret rotated', userId: session.user.id, endpointId: endpoint.id }, 'console action');
         sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'New signing secret'));
       },
@@ -238,10 +239,16 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
         const since = parseUtcLocal(text(ctx.state.form, 'since'));
         if (!since) throw ApiError.invalid('since', 'must be a date and time', 'Give the time to resend from as a date and time (UTC).');
         const id = ctx.params.id!;
-        const { requested, remaining } = await rerunFailedDeliveries(ctx.state.em, temporal, config, session.user.companyId, id, since, `bulk resend by ${session.user.email}`);
-        ctx.state.log.info({ console: 'failed deliveries resent', userId: session.user.id, endpointId: id, requested }, 'console action');
-        const more = remaining > 0 ? ` ${remaining} more are left: resend again for them.` : '';
-        await redirectWithFlash(ctx, session, `/console/deliveries?endpoint_id=${id}`, `Resend requested for ${requested} failed deliver${requested === 1 ? 'y' : 'ies'} made since ${utcLocal(since).replace('T', ' ')} UTC.${more}`);
+        // The bulk recovery of REST and the CLI: a workflow re-runs them in the background, however many.
+        const recovery = await startRecovery(ctx.state.em, temporal, config.temporal.taskQueue, session.user.companyId, id, since);
+        const requested = recovery.deliveryIds.length;
+        ctx.state.log.info({ console: 'failed deliveries resent', userId: session.user.id, endpointId: id, recoveryId: recovery.id, requested }, 'console action');
+        await redirectWithFlash(
+          ctx,
+          session,
+          `/console/deliveries?endpoint_id=${id}`,
+          `Resend requested for ${requested} failed or cancelled deliver${requested === 1 ? 'y' : 'ies'} made since ${utcLocal(since).replace('T', ' ')} UTC.`,
+        );
       },
     },
   ];

@@ -1,5 +1,6 @@
 import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
+import { RERUNNABLE_STATUSES } from '../../domain/webhooks/deliveries-service';
 import type { WebhookAlert } from '../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
 import type { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
@@ -85,7 +86,7 @@ function pretty(payload: string): string {
 }
 
 export function deliveryPage(session: Session, { delivery, endpoint, attempts }: DeliveryPageData): string {
-  const canResend = session.user.role === 'admin' && (delivery.status === 'failed' || delivery.status === 'retrying');
+  const canResend = session.user.role === 'admin' && (RERUNNABLE_STATUSES as readonly string[]).includes(delivery.status);
   return layout({
     title: `Delivery of ${delivery.eventType}`,
     nav: 'deliveries',
@@ -116,7 +117,7 @@ export function alertsPage(session: Session, alerts: { alert: Row<WebhookAlert>;
   const rows = alerts.map(
     ({ alert, status, url }) => html`<tr>
       <td>${time(alert.createdAt)}</td>
-      <td><a href="/console/deliveries/${alert.delivery}">${alert.delivery}</a></td>
+      <td>${alert.delivery ? html`<a href="/console/deliveries/${alert.delivery}">${alert.delivery}</a>` : html`<a href="/console/endpoints/${alert.endpoint}">endpoint disabled</a>`}</td>
       <td class="excerpt">${url}</td>
       <td>${alert.attemptCount}</td>
       <td>${alert.message}</td>
@@ -128,8 +129,8 @@ export function alertsPage(session: Session, alerts: { alert: Row<WebhookAlert>;
     nav: 'alerts',
     session,
     body: html`
-      <p>A delivery that used up its attempts raises an alert. An alert is open while its delivery is still failed; resend it from its page (or in bulk from its endpoint) once the receiver is fixed.</p>
-      ${table('Open alerts, newest first', ['Raised', 'Delivery (X-Webhook-ID)', 'Endpoint', 'Attempts', 'Message', 'Delivery status'], rows, 'No open alerts.')}`,
+      <p>A delivery that used up its attempts raises an alert, and so does an endpoint disabled for answering 410 Gone or failing everything. An alert is open until its delivery is delivered or its endpoint enabled again: resend the delivery from its page (or in bulk from its endpoint) once the receiver is fixed.</p>
+      ${table('Open alerts, newest first', ['Raised', 'Delivery (X-Webhook-ID)', 'Endpoint', 'Attempts', 'Message', 'Status'], rows, 'No open alerts.')}`,
   });
 }
 

@@ -172,7 +172,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
     ${postForm(
       session,
       `${base}/resend-failed`,
-      html`${field({ name: 'since', label: 'Made since (UTC)', type: 'datetime-local', value: data.resendSince, required: true, hint: 'Every failed delivery to this endpoint made since then is sent again, each with its X-Webhook-ID.' })}
+      html`${field({ name: 'since', label: 'Made since (UTC)', type: 'datetime-local', value: data.resendSince, required: true, hint: 'Every failed or cancelled delivery to this endpoint made since then is sent again, each with its X-Webhook-ID, in the background.' })}
       <button type="submit" class="button secondary">Resend failed deliveries</button>`,
     )}`;
   return layout({

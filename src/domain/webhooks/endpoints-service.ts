@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { SecretBox } from '../../crypto/secret-box';
 import { ApiError } from '../../errors';
+import type { Logger } from '../../logger';
 import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../../webhooks/ssrf-guard';
 import type { Actor } from '../accounts/actor';
 import { ApiKey } from '../accounts/api-key.entity';
@@ -17,6 +19,8 @@ export interface EndpointFields {
   /** The key whose own changes this endpoint is not sent; null for none. */
   apiKeyId: string | null;
   status: EndpointStatus;
+  /** Attempts per second to this endpoint at most; null for no limit. */
+  maxAttemptsPerSecond: number | null;
 }
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
@@ -42,7 +46,7 @@ export async function registerEndpoint(
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'apiKeyId' | 'status'> & { apiKeyId?: string | null },
+  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond'> & { apiKeyId?: string | null; maxAttemptsPerSecond?: number | null },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = normaliseSubscriptions(input.eventTypes);
   await checkUrl(input.url, policy);
@@ -56,6 +60,7 @@ export async function registerEndpoint(
     description: input.description,
     eventTypes,
     payloadShape: input.payloadShape,
+    maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
     secretSealed: secretBox.seal(secret),
   });
   await em.flush();
@@ -87,10 +92,39 @@ export async function updateEndpoint(
   if (patch.url !== undefined) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
   if (patch.description !== undefined) endpoint.description = patch.description;
-  if (patch.status !== undefined) endpoint.status = patch.status;
+  if (patch.status !== undefined && patch.status !== endpoint.status) {
+    endpoint.status = patch.status;
+    // Re-enabled: the reason and the failing streak go, and so do the alerts about it.
+    Object.assign(endpoint, patch.status === 'active' ? { disabledReason: null, disabledAt: null, failingSince: null } : { disabledReason: 'disabled through the API', disabledAt: new Date() });
+    if (patch.status === 'active') {
+      await em.execute(`update webhook_alerts set resolved_at = now() where endpoint_id = ? and kind = 'endpoint_disabled' and resolved_at is null`, [endpoint.id]);
+    }
+  }
+  if (patch.maxAttemptsPerSecond !== undefined) endpoint.maxAttemptsPerSecond = patch.maxAttemptsPerSecond;
   if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
   await em.flush();
   return endpoint;
+}
+
+/**
+ * Disables an active endpoint and raises an alert saying why (a 410 Gone, or failing everything for too long);
+ * false when it was not active. Runs in the caller's transaction.
+ */
+export async function disableEndpoint(em: EntityManager, logger: Logger, endpointId: string, reason: string): Promise<boolean> {
+  const [endpoint] = await em.execute<{ company_id: string; url: string }[]>(
+    `update webhook_endpoints set status = 'disabled', disabled_reason = ?, disabled_at = now(), updated_at = now()
+      where id = ? and status = 'active' returning company_id, url`,
+    [reason, endpointId],
+  );
+  if (!endpoint) return false;
+  const message = `Endpoint ${endpoint.url} was disabled: ${reason}. Re-enable it with PUT /api/v1/webhook-endpoints/${endpointId} {"status": "active"}.`;
+  await em.execute(
+    `insert into webhook_alerts (id, company_id, created_at, updated_at, kind, endpoint_id, attempt_count, message)
+     values (?, ?, now(), now(), 'endpoint_disabled', ?, 0, ?)`,
+    [uuidv7(), endpoint.company_id, endpointId, message],
+  );
+  logger.warn({ endpointId, companyId: endpoint.company_id, alert: 'webhook_endpoint_disabled' }, message);
+  return true;
 }
 
 /**
@@ -103,11 +137,18 @@ export async function deleteEndpoint(em: EntityManager, companyId: string, id: s
   await em.flush();
 }
 
-/** Replaces the signing secret at once; deliveries from now on are signed with the new one. */
-export async function rotateEndpointSecret(em: EntityManager, secretBox: SecretBox, companyId: string, id: string) {
+/**
+ * Issues a new signing secret. Deliveries are signed with it from now on, and for `overlapMs` also with the one
+ * it replaces (X-Webhook-Signatures), so the subscriber can switch without losing deliveries.
+ */
+export async function rotateEndpointSecret(em: EntityManager, secretBox: SecretBox, companyId: string, id: string, overlapMs: number) {
   const endpoint = await getEndpoint(em, companyId, id);
   const secret = newSecret();
-  endpoint.secretSealed = secretBox.seal(secret);
+  Object.assign(endpoint, {
+    previousSecretSealed: overlapMs > 0 ? endpoint.secretSealed : null,
+    previousSecretExpiresAt: overlapMs > 0 ? new Date(Date.now() + overlapMs) : null,
+    secretSealed: secretBox.seal(secret),
+  });
   await em.flush();
   return { endpoint, secret };
 }

@@ -1,14 +1,25 @@
-import { Entity, ManyToOne, Property, type Ref, Unique } from '@mikro-orm/core';
+import { Entity, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
 import { CompanyRecord } from '../company-record';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
-/** Raised when a delivery has used up its attempts; one per failure (keyed by the attempts made so far). */
+export const ALERT_KINDS = ['delivery_failed', 'endpoint_disabled'] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/**
+ * Raised when a delivery has used up its attempts (one per failure, keyed by the attempts made so far), or when
+ * an endpoint was disabled for failing everything. Resolved when the delivery is delivered, or the endpoint
+ * re-enabled.
+ */
 @Entity({ tableName: 'webhook_alerts' })
 @Unique({ name: 'webhook_alerts_delivery_attempts_unique', properties: ['delivery', 'attemptCount'] })
 export class WebhookAlert extends CompanyRecord {
-  @ManyToOne(() => WebhookDelivery, { ref: true, deleteRule: 'cascade' })
-  delivery!: Ref<WebhookDelivery>;
+  @Property({ type: 'text' })
+  kind: Opt<AlertKind> = 'delivery_failed';
+
+  /** null for an endpoint alert. */
+  @ManyToOne(() => WebhookDelivery, { ref: true, nullable: true, deleteRule: 'cascade' })
+  delivery: Ref<WebhookDelivery> | null = null;
 
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
   endpoint!: Ref<WebhookEndpoint>;
@@ -18,4 +29,7 @@ export class WebhookAlert extends CompanyRecord {
 
   @Property({ type: 'text' })
   message!: string;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  resolvedAt: Date | null = null;
 }

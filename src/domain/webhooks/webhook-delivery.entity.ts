@@ -3,7 +3,7 @@ import { CompanyRecord } from '../company-record';
 import { OutboxEvent } from '../../events/outbox-event.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
@@ -14,6 +14,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Unique({ name: 'webhook_deliveries_event_endpoint_unique', properties: ['event', 'endpoint'] })
 @Index({ name: 'webhook_deliveries_company_created_idx', properties: ['company', 'createdAt', 'id'] })
 @Index({ name: 'webhook_deliveries_endpoint_created_idx', properties: ['endpoint', 'createdAt'] })
+@Index({ name: 'webhook_deliveries_endpoint_status_idx', properties: ['endpoint', 'status', 'createdAt'] })
 export class WebhookDelivery extends CompanyRecord {
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
   endpoint!: Ref<WebhookEndpoint>;

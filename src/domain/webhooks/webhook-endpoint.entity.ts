@@ -37,4 +37,26 @@ export class WebhookEndpoint extends CompanyRecord {
 
   @Property({ type: 'text' })
   status: Opt<EndpointStatus> = 'active';
+
+  /** Why the endpoint was disabled (by an operator, a 410 Gone, or failing everything for too long). */
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  disabledAt: Date | null = null;
+
+  /** When the endpoint started failing every attempt (null while it succeeds); disabled past WEBHOOK_DISABLE_AFTER. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  failingSince: Date | null = null;
+
+  /** The secret before the last rotation; deliveries carry its signature too until `previousSecretExpiresAt`. */
+  @Property({ type: 'text', nullable: true })
+  previousSecretSealed: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null = null;
+
+  /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
+  @Property({ type: 'integer', nullable: true })
+  maxAttemptsPerSecond: number | null = null;
 }

@@ -57,13 +57,24 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
       if (!operation) {
         throw ApiError.invalid('event_type', `is not supported; supported: ${[...operations.keys()].join(', ')}`);
       }
-      const data = validator.validate<never>(operation.schema, envelope.data ?? {}, 'data');
+      const count = (outcome: string) => deps.metrics.inboundOperations.inc({ event_type: operation.eventType, outcome });
+      const failed = (error: unknown) => {
+        count(error instanceof ApiError ? error.code : 'INTERNAL_ERROR');
+        return error;
+      };
+      let data: never;
+      try {
+        data = validator.validate<never>(operation.schema, envelope.data ?? {}, 'data');
+      } catch (error) {
+        throw failed(error);
+      }
       const eventId = uuidv7();
       const outcome = await operation
         .handle({ data, actor: actorOf(principal), eventId, source, em: ctx.state.em, deps, log: ctx.state.log })
         .catch((error: unknown) => {
-          throw inEnvelope(error);
+          throw inEnvelope(failed(error));
         });
+      count('succeeded');
       if ('search' in outcome) {
         ctx.body = { success: true, action: 'search', results: outcome.search.results, count: outcome.search.results.length };
         return;

@@ -1,12 +1,28 @@
 import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
 import { idOf, type View } from '../../../domain/page';
 import type { DeliveryAttempt } from '../../../domain/webhooks/delivery-attempt.entity';
-import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../../domain/webhooks/deliveries-service';
+import {
+  getDelivery,
+  listAlerts,
+  listAttempts,
+  listDeliveries,
+  type RecoveryProgress,
+  rerunDelivery,
+  STATUS_CODE_CLASSES,
+  type StatusCodeClass,
+} from '../../../domain/webhooks/deliveries-service';
 import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
+import { isUuid } from '../../../schemas/formats';
 import { iso } from '../../../events/payloads/format';
-import type { DeliveryAttempt as AttemptRecord, WebhookAlert as AlertRecord, WebhookDelivery as DeliveryRecord, WebhookDeliveryRetry } from '../../../generated/schemas';
+import type {
+  DeliveryAttempt as AttemptRecord,
+  WebhookAlert as AlertRecord,
+  WebhookDelivery as DeliveryRecord,
+  WebhookDeliveryRetry,
+  WebhookRecovery as RecoveryRecord,
+} from '../../../generated/schemas';
 import type { AppDeps } from '../../context';
 import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import { byId, byValue } from '../../resources/filters';
@@ -14,8 +30,9 @@ import type { RouteSpec } from '../route-spec';
 
 const SCHEMA = 'rest/webhook-deliveries.json#/$defs';
 
-export function attemptJson(attempt: DeliveryAttempt): AttemptRecord {
+export function attemptJson(attempt: View<DeliveryAttempt>): AttemptRecord {
   return {
+    delivery_id: idOf(attempt.delivery)!,
     attempt_number: attempt.attemptNumber,
     trigger: attempt.trigger,
     outcome: attempt.outcome,
@@ -50,19 +67,64 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
   };
 }
 
+export function recoveryJson({ recovery, finished, outcomes }: RecoveryProgress): RecoveryRecord {
+  return {
+    id: recovery.id,
+    endpoint_id: recovery.endpoint.id,
+    since: recovery.since.toISOString(),
+    status: recovery.status,
+    total: recovery.deliveryIds.length,
+    requested: recovery.requested,
+    finished,
+    outcomes,
+    created_at: recovery.createdAt.toISOString(),
+    completed_at: iso(recovery.completedAt),
+  };
+}
+
 function alertJson(alert: View<WebhookAlert>): AlertRecord {
   return {
     id: alert.id,
+    kind: alert.kind,
     delivery_id: idOf(alert.delivery),
     endpoint_id: idOf(alert.endpoint),
     attempt_count: alert.attemptCount,
     message: alert.message,
     created_at: alert.createdAt.toISOString(),
+    resolved_at: iso(alert.resolvedAt),
   };
 }
 
 const endpointFilter = byId('endpoint_id', 'endpoint', 'Deliveries to this endpoint.');
 const statusFilter = byValue('status', 'status', DELIVERY_STATUSES, 'Deliveries in this status.');
+/** `?status_code_class=5xx`: attempts whose status code is in that class; `none` for no response. */
+export const statusCodeClassParam = {
+  name: 'status_code_class',
+  description: 'Attempts whose status code is in this class: 2xx, 3xx, 4xx, 5xx, or none (no response: a connection error or a timeout).',
+  schema: { enum: [...STATUS_CODE_CLASSES] },
+  parse(raw: string): StatusCodeClass {
+    if (!(STATUS_CODE_CLASSES as readonly string[]).includes(raw)) throw ApiError.invalid('status_code_class', `must be one of: ${STATUS_CODE_CLASSES.join(', ')}`);
+    return raw as StatusCodeClass;
+  },
+};
+const afterParam = {
+  name: 'after',
+  description: 'Cursor paging: the deliveries that follow this one (its id; pagination.next_after of the previous page) in the log.',
+  schema: { type: 'string', format: 'uuid' },
+  parse(raw: string) {
+    if (!isUuid(raw)) throw ApiError.invalid('after', 'must be a delivery id (pagination.next_after of the previous page)');
+    return raw.toLowerCase();
+  },
+};
+const alertStateParam = {
+  name: 'status',
+  description: 'open: not resolved yet; resolved: the delivery was delivered or the endpoint re-enabled.',
+  schema: { enum: ['open', 'resolved'] },
+  parse(raw: string) {
+    if (raw !== 'open' && raw !== 'resolved') throw ApiError.invalid('status', 'must be open or resolved');
+    return raw;
+  },
+};
 const eventTypeParam = {
   name: 'event_type',
   description: 'Deliveries of this event type (as sent in X-Webhook-Event).',
@@ -82,8 +144,8 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
       method: 'GET',
       path: '/webhook-deliveries',
       summary: 'List deliveries',
-      description: 'The delivery log, newest first.',
-      query: [...PAGE_PARAMS, endpointFilter.param, statusFilter.param, eventTypeParam],
+      description: 'The delivery log, newest first: by limit and offset, or by cursor (after = pagination.next_after of the previous page).',
+      query: [...PAGE_PARAMS, afterParam, endpointFilter.param, statusFilter.param, eventTypeParam],
       responses: { 200: { description: 'A page of deliveries', listOf: `${SCHEMA}/record` } },
       async handler(ctx) {
         const { query } = ctx.state;
@@ -92,9 +154,11 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
           endpointId: query.endpoint_id as string | undefined,
           status: query.status as DeliveryStatus | undefined,
           eventType: query.event_type as string | undefined,
+          after: query.after as string | undefined,
         };
-        const { items, total } = await listDeliveries(ctx.state.em, ctx.state.principal.companyId, page, filters);
-        ctx.body = listBody(items.map((d) => deliveryJson(d)), total, page);
+        const { items, total, nextAfter } = await listDeliveries(ctx.state.em, ctx.state.principal.companyId, page, filters);
+        const body = listBody(items.map((d) => deliveryJson(d)), total, page);
+        ctx.body = { ...body, pagination: { ...body.pagination, next_after: nextAfter } };
       },
     },
     {
@@ -113,10 +177,13 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
       method: 'GET',
       path: '/webhook-deliveries/{id}/attempts',
       summary: "List a delivery's attempts",
+      description: 'With the first 1 KiB of each response; status_code_class keeps those of one class.',
+      query: [statusCodeClassParam],
       responses: { 200: { description: 'Every attempt, first to last', dataOf: `${SCHEMA}/attempt` } },
       async handler(ctx) {
         const delivery = await getDelivery(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
-        ctx.body = { data: (await listAttempts(ctx.state.em, delivery)).map(attemptJson) };
+        const statusCodeClass = ctx.state.query.status_code_class as StatusCodeClass | undefined;
+        ctx.body = { data: (await listAttempts(ctx.state.em, delivery, statusCodeClass)).map(attemptJson) };
       },
     },
     {
@@ -124,14 +191,19 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
       method: 'POST',
       path: '/webhook-deliveries/{id}/retry',
       summary: 'Re-run a delivery',
-      description: "Re-runs a failed delivery (or brings a retrying one's next attempt forward), keeping its X-Webhook-ID.",
+      description:
+        "Re-runs a failed or cancelled delivery (or brings a retrying one's next attempt forward), keeping its X-Webhook-ID, " +
+        'and answers once that attempt is made, with the delivery as it is then (202 when the attempt is still going after the attempt deadline).',
       body: { schema: `${SCHEMA}/retry`, optional: true },
-      responses: { 202: { description: 'The re-run is under way', schema: `${SCHEMA}/record` } },
+      responses: {
+        200: { description: 'The re-run attempt was made: the delivery and its attempts', schema: `${SCHEMA}/record` },
+        202: { description: 'The re-run attempt is still going', schema: `${SCHEMA}/record` },
+      },
       async handler(ctx) {
         const { reason } = ctx.request.body as WebhookDeliveryRetry;
-        const delivery = await rerunDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!, reason);
-        ctx.status = 202;
-        ctx.body = deliveryJson(delivery);
+        const { delivery, finished } = await rerunDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!, reason);
+        ctx.status = finished ? 200 : 202;
+        ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
       },
     },
     {
@@ -140,12 +212,13 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
       path: '/webhook-alerts',
       tag: 'webhook-deliveries',
       summary: 'List alerts',
-      description: 'Deliveries that used up their attempts, newest first.',
-      query: [...PAGE_PARAMS],
+      description: 'Deliveries that used up their attempts and endpoints that were disabled, newest first. An alert is resolved when its delivery is delivered or its endpoint re-enabled.',
+      query: [...PAGE_PARAMS, alertStateParam],
       responses: { 200: { description: 'A page of alerts', listOf: `${SCHEMA}/alert` } },
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
-        const { items, total } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page);
+        const state = ctx.state.query.status as 'open' | 'resolved' | undefined;
+        const { items, total } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page, state);
         ctx.body = listBody(items.map(alertJson), total, page);
       },
     },

@@ -1,7 +1,14 @@
 import { actorOf } from '../../../domain/accounts/actor';
 import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
 import { idOf, type View } from '../../../domain/page';
-import { listAttempts, sendTestDelivery } from '../../../domain/webhooks/deliveries-service';
+import {
+  getRecovery,
+  listAttempts,
+  listEndpointAttempts,
+  sendTestDelivery,
+  startRecovery,
+  type StatusCodeClass,
+} from '../../../domain/webhooks/deliveries-service';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -11,11 +18,18 @@ import {
   updateEndpoint,
 } from '../../../domain/webhooks/endpoints-service';
 import type { WebhookEndpoint } from '../../../domain/webhooks/webhook-endpoint.entity';
-import type { WebhookEndpointCreate, WebhookEndpoint as WebhookEndpointRecord, WebhookEndpointUpdate } from '../../../generated/schemas';
+import type {
+  WebhookEndpointCreate,
+  WebhookEndpoint as WebhookEndpointRecord,
+  WebhookEndpointRecover,
+  WebhookEndpointRotate,
+  WebhookEndpointUpdate,
+} from '../../../generated/schemas';
+import { iso } from '../../../events/payloads/format';
 import type { AppDeps } from '../../context';
 import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import type { RouteSpec } from '../route-spec';
-import { deliveryJson } from './webhook-deliveries';
+import { attemptJson, deliveryJson, recoveryJson, statusCodeClassParam } from './webhook-deliveries';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -28,6 +42,10 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
     event_types: endpoint.eventTypes,
     payload_shape: endpoint.payloadShape,
     status: endpoint.status,
+    disabled_reason: endpoint.disabledReason,
+    disabled_at: iso(endpoint.disabledAt),
+    max_attempts_per_second: endpoint.maxAttemptsPerSecond,
+    previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
     api_key_id: idOf(endpoint.apiKey),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
@@ -56,6 +74,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
           payloadShape: body.payload_shape ?? 'A',
           description: body.description ?? null,
           apiKeyId: body.api_key_id,
+          maxAttemptsPerSecond: body.max_attempts_per_second,
         });
         ctx.status = 201;
         ctx.set('Location', `${ctx.path}/${endpoint.id}`);
@@ -90,7 +109,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       method: 'PUT',
       path: '/webhook-endpoints/{id}',
       summary: 'Update an endpoint',
-      description: 'A partial update; a new URL is checked like a registration.',
+      description: 'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert).',
       body: { schema: `${SCHEMA}/update` },
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
@@ -102,6 +121,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
           description: body.description,
           apiKeyId: body.api_key_id,
           status: body.status,
+          maxAttemptsPerSecond: body.max_attempts_per_second,
         });
         ctx.body = endpointJson(endpoint);
       },
@@ -123,10 +143,15 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       method: 'POST',
       path: '/webhook-endpoints/{id}/rotate-secret',
       summary: "Rotate an endpoint's signing secret",
-      description: 'Deliveries from now on are signed with the new secret, returned here once.',
+      description:
+        'Deliveries from now on are signed with the new secret, returned here once; for overlap_seconds (24 h by default) they also carry the ' +
+        "old secret's signature in X-Webhook-Signatures, so the subscriber can switch without losing deliveries.",
+      body: { schema: `${SCHEMA}/rotate`, optional: true },
       responses: { 200: { description: 'The endpoint, with its new secret', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
-        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, ctx.params.id!);
+        const { overlap_seconds: overlapSeconds } = ctx.request.body as WebhookEndpointRotate;
+        const overlapMs = overlapSeconds === undefined ? config.webhooks.secretOverlapMs : overlapSeconds * 1000;
+        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, ctx.params.id!, overlapMs);
         ctx.body = endpointJson(endpoint, secret);
       },
     },
@@ -144,6 +169,52 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
         const { delivery, completed } = await sendTestDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!);
         ctx.status = completed ? 200 : 202;
         ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-endpoints/{id}/attempts',
+      summary: "List an endpoint's attempts",
+      description: 'Every attempt to the endpoint, newest first, with the first 1 KiB of each response; status_code_class keeps those of one class.',
+      query: [...PAGE_PARAMS, statusCodeClassParam],
+      responses: { 200: { description: 'A page of attempts', listOf: 'rest/webhook-deliveries.json#/$defs/attempt' } },
+      async handler(ctx) {
+        const page = pageOf(ctx.state.query);
+        const statusCodeClass = ctx.state.query.status_code_class as StatusCodeClass | undefined;
+        const { items, total } = await listEndpointAttempts(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, page, statusCodeClass);
+        ctx.body = listBody(items.map(attemptJson), total, page);
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/recover',
+      summary: "Re-run an endpoint's failed deliveries",
+      description:
+        'Re-runs every failed or cancelled delivery of the endpoint made since `since`, in the background (the workflow ' +
+        'webhook-recovery/<id>); follow it with the Location. The endpoint must be active.',
+      body: { schema: 'rest/webhook-deliveries.json#/$defs/recover' },
+      responses: { 202: { description: 'The recovery, started', schema: 'rest/webhook-deliveries.json#/$defs/recovery' } },
+      async handler(ctx) {
+        const { since } = ctx.request.body as WebhookEndpointRecover;
+        const { companyId } = ctx.state.principal;
+        const recovery = await startRecovery(ctx.state.em, temporal, config.temporal.taskQueue, companyId, ctx.params.id!, new Date(since));
+        ctx.status = 202;
+        ctx.set('Location', `${ctx.path.replace(/\/recover$/, '')}/recoveries/${recovery.id}`);
+        ctx.body = recoveryJson(await getRecovery(ctx.state.em, recovery.id, { companyId, endpointId: ctx.params.id! }));
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-endpoints/{id}/recoveries/{recovery_id}',
+      summary: 'Follow a recovery',
+      description: 'How far the bulk re-run is, and where its deliveries stand now.',
+      pathRecords: { recovery_id: 'Recovery' },
+      responses: { 200: { description: 'The recovery', schema: 'rest/webhook-deliveries.json#/$defs/recovery' } },
+      async handler(ctx) {
+        ctx.body = recoveryJson(await getRecovery(ctx.state.em, ctx.params.recovery_id!, { companyId: ctx.state.principal.companyId, endpointId: ctx.params.id! }));
       },
     },
   ];

@@ -1,0 +1,249 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { DeliveryAttempt, type AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
+import { disableEndpoint } from '../src/domain/webhooks/endpoints-service';
+import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
+import { isUuid } from '../src/schemas/formats';
+import type { WebhookEndpoint } from '../src/domain/webhooks/webhook-endpoint.entity';
+import { deliveryHeaders, signingSecrets } from '../src/webhooks/delivery-headers';
+import { deliveryWorkflowId } from '../src/webhooks/delivery-workflows';
+import type { WebhookResult } from '../src/webhooks/webhook-sender';
+import {
+  ATTEMPT_FAILED,
+  ATTEMPT_REJECTED,
+  type AttemptFailure,
+  DELIVERY_RUN_REFUSED,
+  type DeliveryRunPlan,
+  describeFailure,
+  type WebhookDeliveryInput,
+} from '../workflows/webhook-delivery.contract';
+import type { ActivityDeps } from './deps';
+import { classify, endpointNotActive, markFailed, resolveDeliveryAlerts } from './webhook-delivery';
+
+/** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
+const MISSING_DELIVERY_ATTEMPTS = 30;
+const INPUT_FIELDS = ['deliveryId', 'companyId', 'endpointId', 'eventType'] as const;
+const UUID_FIELDS = ['deliveryId', 'companyId', 'endpointId'] as const;
+
+const refuse = (message: string) => ApplicationFailure.create({ type: DELIVERY_RUN_REFUSED, message, nonRetryable: true });
+
+export interface SendAttemptInput {
+  deliveryId: string;
+  /** Sent as X-Webhook-Retry. */
+  attemptNumber: number;
+  trigger: AttemptTrigger;
+  /** When the workflow will try again after a retryable failure; null when this is the last attempt. */
+  nextAttemptInMs: number | null;
+}
+
+/** A delivered attempt, or none made because the endpoint's rate limit has no slot for this long. */
+export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number };
+
+/** The input's fields that differ from the delivery's row, as "field: given ≠ stored". */
+function inputMismatches(input: WebhookDeliveryInput, delivery: WebhookDelivery): string[] {
+  const stored: WebhookDeliveryInput = { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: delivery.endpoint.id, eventType: delivery.eventType };
+  return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
+}
+
+/** What is wrong with the shape of a run's input (it may have been typed by hand); null when nothing is. */
+function inputShapeProblem(input: unknown): string | null {
+  const expected = `{${INPUT_FIELDS.map((f) => `"${f}"`).join(', ')}}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return `The input must be an object ${expected}`;
+  const keys = Object.keys(input);
+  const wrong = keys.filter((key) => !(INPUT_FIELDS as readonly string[]).includes(key));
+  const missing = INPUT_FIELDS.filter((field) => typeof (input as Record<string, unknown>)[field] !== 'string');
+  if (wrong.length || missing.length) {
+    return `The input must be ${expected} (strings)${wrong.length ? `; unknown: ${wrong.join(', ')}` : ''}${missing.length ? `; missing or not a string: ${missing.join(', ')}` : ''}`;
+  }
+  const notIds = UUID_FIELDS.filter((field) => !isUuid((input as WebhookDeliveryInput)[field]));
+  return notIds.length ? `${notIds.join(', ')} must be UUIDs` : null;
+}
+
+function failureOf(attempt: DeliveryAttempt, retryAfterMs: number | null = null): AttemptFailure {
+  return {
+    attemptNumber: attempt.attemptNumber,
+    statusCode: attempt.statusCode,
+    error: attempt.error ?? 'unknown error',
+    durationMs: attempt.durationMs ?? 0,
+    responseExcerpt: attempt.responseExcerpt,
+    retryAfterMs,
+  };
+}
+
+/** The attempt's outcome as the workflow takes it: a result when delivered, a failed activity otherwise. */
+function settle(attempt: DeliveryAttempt, retryAfterMs: number | null = null): SendAttemptResult {
+  if (attempt.outcome === 'succeeded') return { statusCode: attempt.statusCode!, durationMs: attempt.durationMs ?? 0 };
+  const failure = failureOf(attempt, retryAfterMs);
+  throw ApplicationFailure.create({
+    type: attempt.outcome === 'permanent_failure' ? ATTEMPT_REJECTED : ATTEMPT_FAILED,
+    message: describeFailure(failure),
+    details: [failure],
+    nonRetryable: true,
+    // Expected outcomes of talking to someone else's server: not logged by the worker as its own errors.
+    category: 'BENIGN',
+  });
+}
+
+/** Takes a slot of the endpoint's per-second limit; the milliseconds until the next slot when there is none. */
+async function takeRateSlot(em: EntityManager, endpoint: WebhookEndpoint): Promise<number | null> {
+  if (endpoint.maxAttemptsPerSecond === null) return null;
+  const [row] = await em.execute<{ count: number; ms_left: number }[]>(
+    `insert into webhook_endpoint_send_windows as w (endpoint_id, window_start, count)
+     values (?, date_trunc('second', clock_timestamp()), 1)
+     on conflict (endpoint_id) do update
+       set count = case when w.window_start = excluded.window_start then w.count + 1 else 1 end, window_start = excluded.window_start
+     returning count, (extract(epoch from w.window_start + interval '1 second' - clock_timestamp()) * 1000)::float8 as ms_left`,
+    [endpoint.id],
+  );
+  return row!.count > endpoint.maxAttemptsPerSecond ? Math.max(10, Math.ceil(row!.ms_left)) : null;
+}
+
+export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics }: ActivityDeps) {
+  return {
+    /**
+     * Checks the run's input against the database (a run started by hand with another delivery's fields is refused)
+     * and plans the run from what is recorded: the whole schedule for a delivery not yet attempted, one attempt
+     * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run.
+     */
+    async beginDeliveryRun({ input, workflowId, runAttempt }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number }): Promise<DeliveryRunPlan> {
+      const shapeProblem = inputShapeProblem(input);
+      if (shapeProblem) throw refuse(shapeProblem);
+      if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
+        throw refuse(`The workflow id ${workflowId} does not name delivery ${input.deliveryId} (expected ${deliveryWorkflowId(input.deliveryId)})`);
+      }
+      const em = orm.em.fork();
+      const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+      // The dispatcher starts workflows just before it commits the rows: retry for a while, then give up.
+      if (!delivery) {
+        const message = `Delivery ${input.deliveryId} does not exist`;
+        if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw refuse(message);
+        throw new Error(`${message} (yet)`);
+      }
+      const mismatches = inputMismatches(input, delivery);
+      if (mismatches.length) throw refuse(`The input does not match delivery ${delivery.id} in the database: ${mismatches.join('; ')}`);
+      if (delivery.status === 'delivered') throw refuse(`Delivery ${delivery.id} was delivered at ${delivery.deliveredAt?.toISOString()}; there is nothing to re-run`);
+
+      const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
+      const mode: DeliveryRunPlan['mode'] = delivery.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule';
+      return {
+        mode,
+        nextAttemptNumber: last ? last.attemptNumber + 1 : 0,
+        retryDelaysMs: webhooks.retryDelaysMs,
+        longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
+        rerunWaitMs: webhooks.rerunWaitMs,
+        endpointHost: new URL(delivery.endpoint.getEntity().url).hostname,
+        eventId: delivery.event?.id ?? null,
+        lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(last) : null,
+      };
+    },
+
+    /**
+     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber`. A 2xx returns; anything
+     * else fails the activity for good with the attempt's status code, error, duration and response excerpt. The
+     * record of a finished attempt is never rewritten: a retry of this activity after the attempt finished
+     * answers from it; one after a crash mid-attempt (record still in progress) sends again and finishes it.
+     */
+    async sendDeliveryAttempt(input: SendAttemptInput): Promise<SendAttemptResult> {
+      const em = orm.em.fork();
+      const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+      const existing = await em.findOne(DeliveryAttempt, { delivery, attemptNumber: input.attemptNumber });
+      if (existing && existing.outcome !== 'in_progress') return settle(existing);
+      const endpoint = delivery.endpoint.getEntity();
+      if (endpoint.status === 'active' && !existing) {
+        const throttledForMs = await takeRateSlot(em, endpoint);
+        if (throttledForMs !== null) return { throttledForMs };
+      }
+
+      const attempt = existing ?? em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
+      Object.assign(delivery, { status: delivery.status === 'pending' ? 'pending' : 'retrying', nextAttemptAt: null });
+      // Visible as in progress while the request is out.
+      await em.flush();
+
+      const result: WebhookResult =
+        endpoint.status === 'active'
+          ? await sender.send({
+              url: endpoint.url,
+              body: delivery.payload,
+              headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
+              onProgress: () => Context.current().heartbeat(),
+            })
+          : endpointNotActive(endpoint);
+      // 429 asks to come back later, unlike other 4xx (rules 6.3); 410 says the endpoint is gone for good.
+      const outcome = result.statusCode === 429 ? 'retryable_failure' : classify(result);
+      const now = new Date();
+      Object.assign(attempt, { outcome, statusCode: result.statusCode, durationMs: Math.round(result.durationMs), error: result.error, responseExcerpt: result.responseExcerpt, finishedAt: now });
+      Object.assign(delivery, {
+        attemptCount: Math.max(delivery.attemptCount, input.attemptNumber + 1),
+        lastAttemptAt: now,
+        lastStatusCode: result.statusCode,
+        lastError: result.error,
+        nextAttemptAt: outcome === 'retryable_failure' && input.nextAttemptInMs !== null ? new Date(now.getTime() + input.nextAttemptInMs) : null,
+      });
+      if (outcome === 'succeeded') {
+        Object.assign(delivery, { status: 'delivered', deliveredAt: now, failedAt: null });
+      } else if (outcome === 'retryable_failure' && input.nextAttemptInMs !== null) {
+        delivery.status = 'retrying';
+      }
+      await em.transactional(async (tx) => {
+        await tx.flush();
+        await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
+        if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
+      });
+      if (endpoint.status === 'active' || result.durationMs > 0) {
+        metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
+      }
+      return settle(attempt, result.retryAfterMs);
+    },
+
+    /** The delivery used up its attempts: failed, with an alert unless it was a test send. */
+    async recordDeliveryFailed({ deliveryId }: { deliveryId: string }): Promise<void> {
+      const em = orm.em.fork();
+      const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId });
+      await markFailed(em, logger, deliveryId, !delivery.isTest);
+    },
+
+    /**
+     * An operator cancelled the run: the delivery is recorded as cancelled (it can still be re-run). The run may not
+     * have checked its input yet, so only a run whose input and workflow id name the delivery records it.
+     */
+    async recordDeliveryCancelled({ input, workflowId }: { input: WebhookDeliveryInput; workflowId: string }): Promise<void> {
+      if (inputShapeProblem(input) || workflowId !== deliveryWorkflowId(input.deliveryId)) return;
+      await orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
+            where id = ? and company_id = ? and endpoint_id = ? and event_type = ? and status <> 'delivered'`,
+          [input.deliveryId, input.companyId, input.endpointId, input.eventType],
+        );
+    },
+  };
+}
+
+/**
+ * Keeps the endpoint's failing streak: cleared by a success, started by the first failure after one. A 410 Gone,
+ * or a streak longer than WEBHOOK_DISABLE_AFTER, disables the endpoint with an alert. Atomic updates, so workers
+ * attempting the same endpoint at once agree.
+ */
+async function recordEndpointHealth(em: EntityManager, endpoint: WebhookEndpoint, succeeded: boolean, result: WebhookResult, disableAfterMs: number, logger: ActivityDeps['logger']): Promise<void> {
+  if (succeeded) {
+    await em.execute('update webhook_endpoints set failing_since = null where id = ? and failing_since is not null', [endpoint.id]);
+    return;
+  }
+  if (endpoint.status !== 'active' || result.failureKind === 'blocked') return;
+  if (result.statusCode === 410) {
+    await disableEndpoint(em, logger, endpoint.id, `The endpoint answered 410 Gone at ${new Date().toISOString()}`);
+    return;
+  }
+  const [row] = await em.execute<{ failing_ms: number }[]>(
+    `update webhook_endpoints set failing_since = coalesce(failing_since, now()) where id = ?
+     returning (extract(epoch from now() - failing_since) * 1000)::float8 as failing_ms`,
+    [endpoint.id],
+  );
+  if (row && row.failing_ms >= disableAfterMs) {
+    const hours = Math.round(row.failing_ms / 360_000) / 10;
+    await disableEndpoint(em, logger, endpoint.id, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
+  }
+}
+
+export type DeliveryRunActivities = ReturnType<typeof createDeliveryRunActivities>;

@@ -1,0 +1,117 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Orm } from './db/orm';
+import { ALERT_KINDS } from './domain/webhooks/webhook-alert.entity';
+import { DELIVERY_STATUSES } from './domain/webhooks/webhook-delivery.entity';
+
+/**
+ * Prometheus metrics (GET /metrics on the api and on the worker). Counters and histograms count what this process
+ * did; gauges of the shared state (deliveries by status, outbox lag, open alerts) are read from PostgreSQL at each
+ * scrape, so every replica reports the same values: alert on max() of them, not sum().
+ */
+function addStateGauges(registry: Registry, orm: Orm): void {
+  const em = () => orm.em.fork() as EntityManager;
+  new Gauge({
+    name: 'webhook_deliveries',
+    help: 'Webhook deliveries by status (all companies, test deliveries excluded).',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const rows = await em().execute<{ status: string; count: string }[]>('select status, count(*) as count from webhook_deliveries where not is_test group by status');
+      for (const status of DELIVERY_STATUSES) this.set({ status }, Number(rows.find((r) => r.status === status)?.count ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'outbox_lag_seconds',
+    help: 'Age of the oldest outbox event not yet dispatched to its subscribers (0 when none is waiting).',
+    registers: [registry],
+    async collect() {
+      const [row] = await em().execute<{ age: number | null }[]>('select extract(epoch from now() - min(created_at))::float8 as age from outbox_events where dispatched_at is null');
+      this.set(Math.max(0, row?.age ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'webhook_alerts_open',
+    help: 'Alerts not resolved yet, by kind (delivery_failed, endpoint_disabled).',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const rows = await em().execute<{ kind: string; count: string }[]>('select kind, count(*) as count from webhook_alerts where resolved_at is null group by kind');
+      for (const kind of ALERT_KINDS) this.set({ kind }, Number(rows.find((r) => r.kind === kind)?.count ?? 0));
+    },
+  });
+}
+
+export interface ApiMetrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  rateLimited: Counter<'policy'>;
+  inboundOperations: Counter<'event_type' | 'outcome'>;
+}
+
+export function createApiMetrics(orm: Orm): ApiMetrics {
+  const registry = new Registry();
+  addStateGauges(registry, orm);
+  return {
+    registry,
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route (the path template) and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'http_rate_limited_requests_total',
+      help: 'Requests refused with 429 by the per-key rate limit, by policy (rest, inbound, inbound_unsigned).',
+      labelNames: ['policy'],
+      registers: [registry],
+    }),
+    inboundOperations: new Counter({
+      name: 'inbound_operations_total',
+      help: 'Inbound webhook operations, by event_type and outcome (succeeded, or the error code).',
+      labelNames: ['event_type', 'outcome'],
+      registers: [registry],
+    }),
+  };
+}
+
+export interface WorkerMetrics {
+  registry: Registry;
+  attemptDuration: Histogram<'endpoint_host' | 'outcome'>;
+}
+
+export function createWorkerMetrics(orm: Orm): WorkerMetrics {
+  const registry = new Registry();
+  addStateGauges(registry, orm);
+  return {
+    registry,
+    attemptDuration: new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'Duration of delivery attempts (connect to response), by endpoint host and outcome.',
+      labelNames: ['endpoint_host', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+  };
+}
+
+/** Serves GET /metrics of `registry` on its own port (the worker has no other HTTP server). */
+export async function serveMetrics(registry: Registry, port: number, host: string): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/metrics') {
+      response.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      (error: unknown) => response.writeHead(500).end(String(error)),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
