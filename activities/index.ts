@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
+import { createReportApprovalActivities } from './report-approval';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectCreationActivities(deps),
     ...createProjectClosingActivities(deps),
     ...createPayrollRunActivities(deps),
+    ...createReportApprovalActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

@@ -32,6 +32,8 @@ export interface Config {
   };
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** How long a report waits for approval before its workflow reminds (then again each period). */
+  reportApprovalDeadlineMs: number;
 }
 
 interface Setting<T> {
@@ -93,6 +95,13 @@ const secondsList = (raw: string): number[] => {
   return values.map((v) => Math.round(v * 1000));
 };
 
+/** Seconds (decimals allowed, so tests can use fractions) → milliseconds; at least 0.1 s and at most a year. */
+const seconds = (raw: string): number => {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0.1 || value > 31_536_000) throw new ConfigError(`must be a number of seconds from 0.1 to 31536000, got "${raw}"`);
+  return Math.round(value * 1000);
+};
+
 const logLevel = (raw: string): string => {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
@@ -139,6 +148,11 @@ export const SETTINGS = {
     parse: boolean,
   },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  REPORT_APPROVAL_DEADLINE: {
+    description: 'seconds a daily or completion report waits for approval before its workflow reminds, and again each such period (48 h)',
+    default: '172800',
+    parse: seconds,
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -182,5 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inboundWaitMs: v.INBOUND_WAIT_MS,
     webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
     outboxPollMs: v.OUTBOX_POLL_MS,
+    reportApprovalDeadlineMs: v.REPORT_APPROVAL_DEADLINE,
   };
 }

@@ -2,4 +2,5 @@
 export { payrollRun } from './payroll-run';
 export { projectClosing } from './project-closing';
 export { projectCreation } from './project-creation';
+export { reportApproval } from './report-approval';
 export { webhookDelivery } from './webhook-delivery';

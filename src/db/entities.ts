@@ -6,6 +6,7 @@ import { Location } from '../domain/business/location.entity';
 import { Department } from '../domain/people/department.entity';
 import { Employee } from '../domain/people/employee.entity';
 import { Role } from '../domain/people/role.entity';
+import { CompletionReport, DailyReport } from '../domain/reporting/report.entity';
 import { Skill } from '../domain/people/skill.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
 import { Vendor } from '../domain/supply/vendor.entity';
@@ -36,6 +37,8 @@ export const ENTITIES = [
   VendorLocation,
   Project,
   WorkOrder,
+  DailyReport,
+  CompletionReport,
   WorkType,
   TimeOff,
   PayrollRun,

@@ -2254,6 +2254,93 @@ export interface ProjectSearchInput {
   exact_match?: boolean;
 }
 
+export interface ReportDailySubmittedInput {
+  work_order_number: string;
+  report_date: string;
+  /**
+   * emp_number of the employee who reports.
+   */
+  submitted_by?: string;
+  notes?: string | null;
+  work_completed?: string | null;
+  materials_used?: string | null;
+  weather_conditions?: string | null;
+  safety_incidents?: string | null;
+  hours_worked?: number | null;
+  crew_count?: number | null;
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true skips the manager's review. false when not given: every report needs approval.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ReportCompletionSubmittedInput {
+  work_order_number: string;
+  /**
+   * Today (UTC) when not given.
+   */
+  report_date?: string;
+  /**
+   * emp_number of the employee who reports.
+   */
+  submitted_by?: string;
+  completion_summary?: string | null;
+  /**
+   * @maxItems 200
+   */
+  scope_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * @maxItems 200
+   */
+  completion_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true when not given.
+   */
+  requires_approval?: boolean;
+  /**
+   * false when not given. With requires_approval false, the work order is completed at once.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ReportCompletionApprovedInput {
+  /**
+   * The work order whose completion report waits for approval.
+   */
+  work_order_number: string;
+  /**
+   * emp_number of the approving employee.
+   */
+  approved_by?: string;
+  approval_notes?: string | null;
+}
+
 /**
  * test.connection data: any properties; nothing is stored.
  */
@@ -2709,6 +2796,101 @@ export interface WorkOrderSearchInput {
   project_code?: string;
 }
 
+export interface CompletionReportCreate {
+  /**
+   * An incomplete work order of the company (open, scheduled, in_progress or on_hold) without a completion report waiting for approval.
+   */
+  work_order_id: string;
+  /**
+   * Today (UTC) when not given.
+   */
+  report_date?: string;
+  /**
+   * The employee who reports.
+   */
+  submitted_by_id?: string | null;
+  completion_summary?: string | null;
+  /**
+   * @maxItems 200
+   */
+  scope_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done; any other value leaves it open.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * @maxItems 200
+   */
+  completion_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done; any other value leaves it open.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true when not given.
+   */
+  requires_approval?: boolean;
+  /**
+   * false when not given. With requires_approval false, the report is approved and the work order completed at once.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ChecklistItem {
+  item_name: string;
+  status: string;
+  notes: string | null;
+}
+
+export interface CompletionReport {
+  /**
+   * pending until approved or rejected.
+   */
+  approval_status: 'pending' | 'approved' | 'rejected';
+  /**
+   * When the approval deadline passes (the workflow then reminds, and again each deadline period); null when approved at once.
+   */
+  approval_due_at: string | null;
+  reminders_sent: number;
+  decided_at: string | null;
+  /**
+   * The employee who approved or rejected it, when the decision named one.
+   */
+  decided_by_id: string | null;
+  /**
+   * The approval notes or the reason of the rejection.
+   */
+  decision_notes: string | null;
+  /**
+   * The reportApproval workflow (Temporal); null when the report was approved at once.
+   */
+  workflow_id: string | null;
+  id: string;
+  work_order_id: string;
+  report_date: string;
+  submitted_by_id: string | null;
+  completion_summary: string | null;
+  scope_checklist: ChecklistItem[];
+  completion_checklist: ChecklistItem[];
+  photos: string[];
+  requires_approval: boolean;
+  is_auto_approved: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ContactCreate {
   first_name: string;
   last_name: string;
@@ -2849,6 +3031,100 @@ export interface Customer {
     country: string | null;
   };
   account_manager_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DailyReportCreate {
+  /**
+   * A work order of the company. One report per work order and day (a rejected one may be sent again).
+   */
+  work_order_id: string;
+  report_date: string;
+  /**
+   * The employee who reports.
+   */
+  submitted_by_id?: string | null;
+  notes?: string | null;
+  work_completed?: string | null;
+  materials_used?: string | null;
+  weather_conditions?: string | null;
+  safety_incidents?: string | null;
+  hours_worked?: number | null;
+  /**
+   * People on site; when not given, the site lead and crew of the work order.
+   */
+  crew_count?: number | null;
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true skips the manager's review: the report is approved at once. false when not given.
+   */
+  is_auto_approved?: boolean;
+}
+
+/**
+ * Who approves, and why. Both optional.
+ */
+export interface ReportApprove {
+  /**
+   * The approving employee.
+   */
+  approved_by_id?: string | null;
+  approval_notes?: string | null;
+}
+
+/**
+ * Who rejects, and why. Both optional.
+ */
+export interface ReportReject {
+  /**
+   * The rejecting employee.
+   */
+  rejected_by_id?: string | null;
+  reason?: string | null;
+}
+
+export interface DailyReport {
+  /**
+   * pending until approved or rejected.
+   */
+  approval_status: 'pending' | 'approved' | 'rejected';
+  /**
+   * When the approval deadline passes (the workflow then reminds, and again each deadline period); null when approved at once.
+   */
+  approval_due_at: string | null;
+  reminders_sent: number;
+  decided_at: string | null;
+  /**
+   * The employee who approved or rejected it, when the decision named one.
+   */
+  decided_by_id: string | null;
+  /**
+   * The approval notes or the reason of the rejection.
+   */
+  decision_notes: string | null;
+  /**
+   * The reportApproval workflow (Temporal); null when the report was approved at once.
+   */
+  workflow_id: string | null;
+  id: string;
+  work_order_id: string;
+  report_date: string;
+  submitted_by_id: string | null;
+  notes: string | null;
+  work_completed: string | null;
+  materials_used: string | null;
+  weather_conditions: string | null;
+  safety_incidents: string | null;
+  hours_worked: number | null;
+  crew_count: number;
+  photos: string[];
+  is_auto_approved: boolean;
   created_at: string;
   updated_at: string;
 }

@@ -16,4 +16,7 @@ export const ENDPOINT_ID = defineSearchAttributeKey('EndpointId', 'KEYWORD');
 /** pending, retrying, delivered or failed; kept current by the delivery workflow. */
 export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWORD');
 
-export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS];
+/** Of an approval workflow: pending, overdue (its deadline passed), approved or rejected; `ApprovalStatus = "pending"` lists what waits. */
+export const APPROVAL_STATUS = defineSearchAttributeKey('ApprovalStatus', 'KEYWORD');
+
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, APPROVAL_STATUS];

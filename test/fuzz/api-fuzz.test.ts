@@ -88,6 +88,16 @@ async function seedRecords(stack: TestStack, tenant: Tenant): Promise<Record<str
     const withEntries = await timesheet(9, 'draft');
     (ids['/api/v1/timesheets/{id}/entries/{entry_id}'] ??= []).push({ id: withEntries.id, entry_id: withEntries.entries[0].id });
   }
+  // With a key of their own (the one above is near its 60 requests a minute): reports waiting for approval, on
+  // work orders of their own, one for each decision route and one to read.
+  const seeder = await issueTestKey(stack.orm, tenant.companyId, ['admin']);
+  const seed = async (collection: string, body: object) => (await request(stack.baseUrl, 'POST', `/api/v1/${collection}`, { key: seeder.key, body })).body.id as string;
+  for (const [collection, body] of [['daily-reports', { report_date: '2026-03-02' }], ['completion-reports', {}]] as const) {
+    for (const path of ['', '/approve', '/reject']) {
+      const workOrder = await seed('work-orders', { title: `Fuzz Reported ${collection}${path}`, project_id: projectId, status: 'in_progress' });
+      (ids[`/api/v1/${collection}/{id}${path}`] ??= []).push(await seed(collection, { work_order_id: workOrder, ...body }));
+    }
+  }
   const run = await request(stack.baseUrl, 'POST', '/api/v1/payroll-runs', { key: tenant.key, body: { period_start: '2026-03-01', period_end: '2026-03-31' } });
   if (run.status !== 200) throw new Error(`seeding payroll-runs: ${run.status} ${JSON.stringify(run.body)}`);
   add('payroll-runs', run.body.id);

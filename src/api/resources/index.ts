@@ -1,5 +1,7 @@
+import { completionReportsResource } from './completion-reports';
 import { contactsResource } from './contacts';
 import { customersResource } from './customers';
+import { dailyReportsResource } from './daily-reports';
 import { employeesResource } from './employees';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
@@ -28,4 +30,6 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   timeOffResource,
   timesheetsResource,
   workTypesResource,
+  dailyReportsResource,
+  completionReportsResource,
 ];
