@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
+import { createPurchaseOrderApprovalActivities } from './purchase-order-approval';
 import { createReportApprovalActivities } from './report-approval';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectClosingActivities(deps),
     ...createPayrollRunActivities(deps),
     ...createReportApprovalActivities(deps),
+    ...createPurchaseOrderApprovalActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

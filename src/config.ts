@@ -34,6 +34,10 @@ export interface Config {
   outboxPollMs: number;
   /** How long a report waits for approval before its workflow reminds (then again each period). */
   reportApprovalDeadlineMs: number;
+  /** How long a submitted purchase order waits for its approvals before its workflow escalates. */
+  purchaseOrderApprovalDeadlineMs: number;
+  /** The largest file a purchase order attachment may be. */
+  attachmentMaxBytes: number;
 }
 
 interface Setting<T> {
@@ -153,6 +157,12 @@ export const SETTINGS = {
     default: '172800',
     parse: seconds,
   },
+  PO_APPROVAL_DEADLINE: {
+    description: 'seconds a submitted purchase order waits for its approvals before its workflow escalates them (72 h)',
+    default: '259200',
+    parse: seconds,
+  },
+  ATTACHMENT_MAX_BYTES: { description: 'largest purchase order attachment (10 MiB)', default: '10485760', parse: integer(1024, 104857600) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -197,5 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
     outboxPollMs: v.OUTBOX_POLL_MS,
     reportApprovalDeadlineMs: v.REPORT_APPROVAL_DEADLINE,
+    purchaseOrderApprovalDeadlineMs: v.PO_APPROVAL_DEADLINE,
+    attachmentMaxBytes: v.ATTACHMENT_MAX_BYTES,
   };
 }

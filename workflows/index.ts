@@ -2,5 +2,6 @@
 export { payrollRun } from './payroll-run';
 export { projectClosing } from './project-closing';
 export { projectCreation } from './project-creation';
+export { purchaseOrderApproval } from './purchase-order-approval';
 export { reportApproval } from './report-approval';
 export { webhookDelivery } from './webhook-delivery';

@@ -3,6 +3,7 @@ import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
 import { errorHandler } from './middleware/error-handler';
 import { readJsonBody, requireValidBody } from './middleware/json-body';
+import { methodsFirst } from './middleware/methods-first';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { securityHeaders } from './middleware/security-headers';
@@ -18,10 +19,12 @@ import { restRoutes, restRouteSpecs } from './routes/rest';
 /** Every router of the service; the API reference is built from the same route declarations. */
 export function createRouters(deps: AppDeps) {
   const specs = restRouteSpecs(deps);
+  const rest = restRoutes(deps, specs);
   return {
     health: healthRoutes(deps),
     docs: docsRoutes(buildOpenApiDocument({ routes: specs, inbound: INBOUND_OPERATIONS, serverUrl: deps.config.publicBaseUrl })),
-    rest: restRoutes(deps, specs),
+    restFiles: rest.files,
+    rest: rest.json,
     inbound: inboundRoutes(deps),
   };
 }
@@ -29,13 +32,14 @@ export function createRouters(deps: AppDeps) {
 /**
  * The whole HTTP surface, in the order a request meets it:
  * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
- * /api/v1 (auth → rate limit → JSON body → resource routes, writes behind Idempotency-Key) | /webhooks/inbound (its own
- * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) → 404.
+ * /api/v1 (auth → rate limit → 405 for unknown methods → routes taking a file | JSON body → resource routes; writes
+ * behind Idempotency-Key) | /webhooks/inbound (its own chain: auth → scope → body bytes → signature → Idempotency-Key →
+ * replay guard → rate limit → JSON) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
-  const { health, docs, rest, inbound } = createRouters(deps);
+  const { health, docs, restFiles, rest, inbound } = createRouters(deps);
 
   app.use(securityHeaders());
   app.use(requestContext(deps));
@@ -50,6 +54,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       '/api/v1',
       authenticate(),
       rateLimit('rest'),
+      methodsFirst(restFiles, rest),
+      restFiles.routes(),
       readJsonBody(deps.config.bodyLimitBytes),
       requireValidBody(),
       rest.routes(),

@@ -8,6 +8,7 @@ import { Employee } from '../domain/people/employee.entity';
 import { Role } from '../domain/people/role.entity';
 import { CompletionReport, DailyReport } from '../domain/reporting/report.entity';
 import { Skill } from '../domain/people/skill.entity';
+import { ApprovalThreshold, AttachmentContent, PurchaseOrder, PurchaseOrderAttachment, PurchaseOrderLineItem } from '../domain/supply/purchase-order.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
 import { Vendor } from '../domain/supply/vendor.entity';
 import { PayrollRun } from '../domain/time/payroll-run.entity';
@@ -35,6 +36,11 @@ export const ENTITIES = [
   Contact,
   Vendor,
   VendorLocation,
+  PurchaseOrder,
+  PurchaseOrderLineItem,
+  PurchaseOrderAttachment,
+  AttachmentContent,
+  ApprovalThreshold,
   Project,
   WorkOrder,
   DailyReport,

@@ -2796,6 +2796,39 @@ export interface WorkOrderSearchInput {
   project_code?: string;
 }
 
+export interface ApprovalThresholdCreate {
+  /**
+   * An employee role (role_name), matched ignoring case; one threshold per role.
+   */
+  role_name: string;
+  /**
+   * The largest total the role may approve; null for no limit.
+   */
+  max_amount: number | null;
+}
+
+/**
+ * Partial: only the fields given change. Purchase orders already submitted keep the approvers they got.
+ */
+export interface ApprovalThresholdUpdate {
+  /**
+   * An employee role (role_name), matched ignoring case; one threshold per role.
+   */
+  role_name?: string;
+  /**
+   * The largest total the role may approve; null for no limit.
+   */
+  max_amount?: number | null;
+}
+
+export interface ApprovalThreshold {
+  id: string;
+  role_name: string;
+  max_amount: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface CompletionReportCreate {
   /**
    * An incomplete work order of the company (open, scheduled, in_progress or on_hold) without a completion report waiting for approval.
@@ -3522,6 +3555,312 @@ export interface ProjectPending {
   id: string;
   project_code: string;
   message: string;
+}
+
+/**
+ * With id: that line item of the purchase order, as it is to be. Without: a new one (description, quantity and unit_price required).
+ */
+export interface PoLineItemInput {
+  description?: string;
+  /**
+   * More than 0.
+   */
+  quantity?: number;
+  unit_price?: number;
+  category?: string | null;
+  /**
+   * A line item of this purchase order.
+   */
+  id?: string;
+}
+
+export interface PurchaseOrderCreate {
+  /**
+   * PO-000001, … per company when not given; unique in the company, ignoring case.
+   */
+  po_number?: string;
+  /**
+   * A vendor of the company.
+   */
+  vendor_id: string;
+  /**
+   * A project of the company.
+   */
+  project_id: string;
+  /**
+   * ISO 4217 code; USD when not given.
+   */
+  currency?: string;
+  /**
+   * Spending cap: total_amount may not exceed it. null for none.
+   */
+  not_to_exceed_amount?: number | null;
+  /**
+   * 0 when not given.
+   */
+  tax?: number;
+  notes?: string | null;
+  delivery_date?: string | null;
+  payment_terms?: string | null;
+  /**
+   * The whole list: a line item with id keeps its identity (modified when its fields differ), one without is added, and those left out are removed.
+   *
+   * @maxItems 200
+   */
+  line_items?: PoLineItemInput[];
+}
+
+/**
+ * Partial: only the fields given change. Only a draft purchase order can be changed (409 otherwise).
+ */
+export interface PurchaseOrderUpdate {
+  /**
+   * PO-000001, … per company when not given; unique in the company, ignoring case.
+   */
+  po_number?: string;
+  /**
+   * A vendor of the company.
+   */
+  vendor_id?: string;
+  /**
+   * A project of the company.
+   */
+  project_id?: string;
+  /**
+   * ISO 4217 code; USD when not given.
+   */
+  currency?: string;
+  /**
+   * Spending cap: total_amount may not exceed it. null for none.
+   */
+  not_to_exceed_amount?: number | null;
+  /**
+   * 0 when not given.
+   */
+  tax?: number;
+  notes?: string | null;
+  delivery_date?: string | null;
+  payment_terms?: string | null;
+  /**
+   * The whole list: a line item with id keeps its identity (modified when its fields differ), one without is added, and those left out are removed.
+   *
+   * @maxItems 200
+   */
+  line_items?: PoLineItemInput[];
+}
+
+/**
+ * No fields: submitting computes the required approvers and the deadline.
+ */
+export interface PurchaseOrderSubmit {}
+
+export interface PurchaseOrderApprove {
+  /**
+   * The approving employee: one holding a role whose approval is still needed (or, once escalated, the escalation role).
+   */
+  approver_id: string;
+  notes?: string | null;
+}
+
+export interface PurchaseOrderReject {
+  /**
+   * The rejecting employee, as for approve.
+   */
+  approver_id: string;
+  reason?: string | null;
+}
+
+export interface PurchaseOrderReceive {
+  /**
+   * @minItems 1
+   * @maxItems 200
+   */
+  received_items: [
+    {
+      /**
+       * A line item of this purchase order, once per receipt.
+       */
+      line_item_id: string;
+      /**
+       * More than 0, at most what is still to receive.
+       */
+      quantity_received: number;
+      /**
+       * good when not given; damaged and defective goods count as received.
+       */
+      condition?: 'good' | 'damaged' | 'defective';
+      notes?: string | null;
+    },
+    ...{
+      /**
+       * A line item of this purchase order, once per receipt.
+       */
+      line_item_id: string;
+      /**
+       * More than 0, at most what is still to receive.
+       */
+      quantity_received: number;
+      /**
+       * good when not given; damaged and defective goods count as received.
+       */
+      condition?: 'good' | 'damaged' | 'defective';
+      notes?: string | null;
+    }[]
+  ];
+  receipt_location?: string | null;
+  receipt_notes?: string | null;
+}
+
+export interface PurchaseOrderLineItem {
+  id: string;
+  description: string;
+  quantity: number;
+  unit_price: number;
+  /**
+   * quantity × unit_price, rounded to cents.
+   */
+  total: number;
+  category: string | null;
+  /**
+   * Received so far, over every receipt.
+   */
+  quantity_received: number;
+}
+
+export interface PurchaseOrderApprover {
+  /**
+   * The employee.
+   */
+  id: string;
+  name: string;
+  role: string;
+  /**
+   * The role's approval limit; null when unlimited.
+   */
+  approval_threshold: number | null;
+}
+
+export interface PurchaseOrderDecision {
+  /**
+   * The deciding employee.
+   */
+  id: string;
+  name: string;
+  /**
+   * The required role this decision is for.
+   */
+  role: string;
+  decision: 'approved' | 'rejected';
+  decided_at: string;
+  notes: string | null;
+}
+
+/**
+ * Set when submitted: who must approve (one approval per role), by when, and the decisions so far (what po.approved and po.rejected carry).
+ */
+export type PurchaseOrderApprovalWorkflow = {
+  /**
+   * The purchaseOrderApproval workflow (Temporal).
+   */
+  workflow_id: string;
+  /**
+   * Every employee who may approve, for each role whose approval is needed.
+   */
+  required_approvers: PurchaseOrderApprover[];
+  approval_deadline: string;
+  /**
+   * When the deadline passed with approvals missing; from then on an employee of escalated_to_role may give them.
+   */
+  escalated_at: string | null;
+  escalated_to_role: string | null;
+  decisions: PurchaseOrderDecision[];
+} | null;
+
+export interface PurchaseOrderReceipt {
+  received_at: string;
+  /**
+   * The API key that recorded it.
+   */
+  received_by: string;
+  receipt_location: string | null;
+  receipt_notes: string | null;
+  received_items: {
+    line_item_id: string;
+    quantity_received: number;
+    condition: 'good' | 'damaged' | 'defective';
+    notes: string | null;
+  }[];
+}
+
+export interface PurchaseOrder {
+  id: string;
+  po_number: string;
+  vendor_id: string;
+  project_id: string;
+  status: 'draft' | 'pending_approval' | 'approved' | 'rejected' | 'partially_received' | 'received';
+  currency: string;
+  not_to_exceed_amount: number | null;
+  /**
+   * In the order given.
+   */
+  line_items: PurchaseOrderLineItem[];
+  /**
+   * Sum of the line totals.
+   */
+  subtotal: number;
+  tax: number;
+  /**
+   * subtotal + tax.
+   */
+  total_amount: number;
+  notes: string | null;
+  delivery_date: string | null;
+  payment_terms: string | null;
+  /**
+   * The API key that created it.
+   */
+  created_by: string;
+  /**
+   * That key's name.
+   */
+  created_by_name: string;
+  submitted_at: string | null;
+  approved_at: string | null;
+  rejected_at: string | null;
+  rejection_reason: string | null;
+  approval_workflow: PurchaseOrderApprovalWorkflow;
+  /**
+   * Every receipt, oldest first.
+   */
+  receipts: PurchaseOrderReceipt[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PurchaseOrderAttachment {
+  id: string;
+  purchase_order_id: string;
+  filename: string;
+  /**
+   * Bytes.
+   */
+  file_size: number;
+  /**
+   * The media type it was uploaded with.
+   */
+  file_type: string;
+  category: string | null;
+  notes: string | null;
+  /**
+   * The API key that uploaded it.
+   */
+  uploaded_by: string;
+  uploaded_by_name: string;
+  uploaded_at: string;
+  /**
+   * GET it (with an API key) for the bytes as uploaded.
+   */
+  download_url: string;
 }
 
 export interface ScheduleEntry {

@@ -16,7 +16,10 @@ export const ENDPOINT_ID = defineSearchAttributeKey('EndpointId', 'KEYWORD');
 /** pending, retrying, delivered or failed; kept current by the delivery workflow. */
 export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWORD');
 
-/** Of an approval workflow: pending, overdue (its deadline passed), approved or rejected; `ApprovalStatus = "pending"` lists what waits. */
+/**
+ * Of an approval workflow: pending, then overdue (a report past its deadline) or escalated (a purchase order past
+ * its), then approved, rejected or cancelled; `ApprovalStatus IN ("pending", "overdue", "escalated")` lists what waits.
+ */
 export const APPROVAL_STATUS = defineSearchAttributeKey('ApprovalStatus', 'KEYWORD');
 
 export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, APPROVAL_STATUS];

@@ -1,3 +1,4 @@
+import { approvalThresholdsResource } from './approval-thresholds';
 import { completionReportsResource } from './completion-reports';
 import { contactsResource } from './contacts';
 import { customersResource } from './customers';
@@ -5,6 +6,7 @@ import { dailyReportsResource } from './daily-reports';
 import { employeesResource } from './employees';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
+import { purchaseOrdersResource } from './purchase-orders';
 import { schedulesResource } from './schedules';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
@@ -32,4 +34,6 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   workTypesResource,
   dailyReportsResource,
   completionReportsResource,
+  purchaseOrdersResource,
+  approvalThresholdsResource,
 ];
