@@ -10,4 +10,6 @@ export interface ActivityDeps {
   secretBox: SecretBox;
   /** The SSRF-guarded HTTPS client of outbound deliveries. */
   sender: WebhookSender;
+  /** Where clients reach the API (PUBLIC_BASE_URL): download links in events point there. */
+  publicBaseUrl: string;
 }

@@ -5,6 +5,7 @@ import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
 import { createPurchaseOrderApprovalActivities } from './purchase-order-approval';
 import { createReportApprovalActivities } from './report-approval';
+import { createScheduledReportActivities } from './scheduled-report';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPayrollRunActivities(deps),
     ...createReportApprovalActivities(deps),
     ...createPurchaseOrderApprovalActivities(deps),
+    ...createScheduledReportActivities(deps),
     ...createWebhookDeliveryActivities(deps),
   });
 }

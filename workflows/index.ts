@@ -4,4 +4,5 @@ export { projectClosing } from './project-closing';
 export { projectCreation } from './project-creation';
 export { purchaseOrderApproval } from './purchase-order-approval';
 export { reportApproval } from './report-approval';
+export { scheduledReport } from './scheduled-report';
 export { webhookDelivery } from './webhook-delivery';

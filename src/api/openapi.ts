@@ -93,7 +93,9 @@ function successResponse(components: Components, response: ResponseSpec): Json {
   if (response.dataOf) {
     schema = { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: components.ref(response.dataOf) } } };
   }
-  if (response.fileTypes) return { description: response.description, headers: RATE_LIMIT_HEADERS, content: fileContent(response.fileTypes) };
+  if (response.fileTypes) {
+    return { description: response.description, headers: RATE_LIMIT_HEADERS, content: { ...(schema ? { 'application/json': { schema } } : {}), ...fileContent(response.fileTypes) } };
+  }
   return { description: response.description, headers: RATE_LIMIT_HEADERS, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
 }
 

@@ -7,6 +7,7 @@ import { Department } from '../domain/people/department.entity';
 import { Employee } from '../domain/people/employee.entity';
 import { Role } from '../domain/people/role.entity';
 import { CompletionReport, DailyReport } from '../domain/reporting/report.entity';
+import { ReportRun, ReportSchedule } from '../domain/reporting/scheduled-report.entity';
 import { Skill } from '../domain/people/skill.entity';
 import { ApprovalThreshold, AttachmentContent, PurchaseOrder, PurchaseOrderAttachment, PurchaseOrderLineItem } from '../domain/supply/purchase-order.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
@@ -45,6 +46,8 @@ export const ENTITIES = [
   WorkOrder,
   DailyReport,
   CompletionReport,
+  ReportSchedule,
+  ReportRun,
   WorkType,
   TimeOff,
   PayrollRun,

@@ -1490,7 +1490,7 @@ export interface CatalogProjectUpdatedData {
 }
 
 /**
- * Fired when generation of a scheduled report fails. The spec does not show this payload; this is the service's design.
+ * Fired when generation of a scheduled report fails. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportFailedData {
   schedule_id: string;
@@ -1505,7 +1505,7 @@ export interface CatalogReportFailedData {
 }
 
 /**
- * Fired when a scheduled report has been generated. The spec does not show this payload; this is the service's design.
+ * Fired when a scheduled report has been generated. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportGeneratedData {
   schedule_id: string;
@@ -1516,33 +1516,47 @@ export interface CatalogReportGeneratedData {
   period_end: string;
   row_count: number;
   /**
-   * Formats produced, e.g. csv, pdf, xlsx.
+   * Formats the report can be downloaded in: json (download_url) and csv (download_url with ?format=csv).
    */
   formats: string[];
+  /**
+   * The JSON report (GET with an API key); ?format=csv for CSV.
+   */
   download_url: string;
   generated_at: string;
 }
 
 /**
- * Fired when a report schedule is created. The spec does not show this payload; this is the service's design.
+ * Fired when a report schedule is created. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportScheduledData {
   schedule_id: string;
   report_type: string;
   name: string;
   /**
-   * Cron-like expression of when the report runs.
+   * Cron expression (five fields) of when the report runs.
    */
-  cadence: string;
+  cron: string;
   /**
    * IANA time zone of the cadence.
    */
   timezone: string;
   /**
-   * Output format, e.g. csv, pdf, xlsx.
+   * Formats each run can be downloaded in: json and csv.
    */
-  format: string;
-  next_run_at: string;
+  formats: string[];
+  /**
+   * The one project the report covers; null for all.
+   */
+  project_id: string | null;
+  /**
+   * Days a labor_hours_by_project report covers; null for the other types.
+   */
+  period_days: number | null;
+  /**
+   * null when the cron expression names no future time (30 February).
+   */
+  next_run_at: string | null;
   created_at: string;
   /**
    * Id of the API key that made the change.
@@ -3861,6 +3875,104 @@ export interface PurchaseOrderAttachment {
    * GET it (with an API key) for the bytes as uploaded.
    */
   download_url: string;
+}
+
+export interface ReportRun {
+  id: string;
+  /**
+   * null once the schedule is deleted (its reports are kept).
+   */
+  schedule_id: string | null;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  name: string;
+  status: 'generated' | 'failed';
+  period_start: string;
+  period_end: string;
+  row_count: number | null;
+  failure_reason: string | null;
+  /**
+   * JSON; add ?format=csv for CSV. null for a failed run.
+   */
+  download_url: string | null;
+  /**
+   * The scheduledReport workflow run that made it.
+   */
+  workflow_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A generated report as JSON: the CSV has the same columns, in this order, and the same rows.
+ */
+export interface GeneratedReport {
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  name: string;
+  period_start: string;
+  period_end: string;
+  generated_at: string;
+  columns: string[];
+  rows: {
+    [k: string]: string | number | null;
+  }[];
+}
+
+export interface ReportScheduleCreate {
+  name: string;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  /**
+   * When it runs: a cron expression of five fields (minute hour day-of-month month day-of-week; numbers, *, ranges a-b, steps /n, lists), e.g. 0 6 * * 1 for Mondays at 06:00.
+   */
+  cron: string;
+  /**
+   * Canonical IANA time zone name of the cron expression and of the report's dates (America/Toronto); UTC when not given.
+   */
+  timezone?: string;
+  /**
+   * Only this project; all when null. A project deleted later makes the runs fail (report.failed).
+   */
+  project_id?: string | null;
+  /**
+   * labor_hours_by_project only: days covered, ending the day before the run (7 when not given).
+   */
+  period_days?: number;
+}
+
+export interface ReportSchedule {
+  id: string;
+  name: string;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  cron: string;
+  timezone: string;
+  project_id: string | null;
+  period_days: number | null;
+  /**
+   * The Temporal Schedule.
+   */
+  schedule_id: string;
+  /**
+   * As Temporal has it: active, paused (over REST or in the Temporal UI), or missing (deleted in the Temporal UI; it no longer runs).
+   */
+  state: 'active' | 'paused' | 'missing';
+  next_run_at: string | null;
+  /**
+   * The API key that created it.
+   */
+  created_by: string;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface ScheduleEntry {

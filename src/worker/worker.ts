@@ -33,7 +33,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ orm, logger, secretBox: new SecretBox(config.encryptionKey), sender }),
+    activities: createActivities({ orm, logger, secretBox: new SecretBox(config.encryptionKey), sender, publicBaseUrl: config.publicBaseUrl }),
     ...(workflowBundlePath
       ? { workflowBundle: { codePath: workflowBundlePath } }
       : { workflowsPath: require.resolve('../../workflows') }),

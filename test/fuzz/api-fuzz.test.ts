@@ -5,6 +5,7 @@ import path from 'node:path';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { PROJECT_ROOT } from '../../src/paths';
 import { seedProject } from '../helpers/fixtures';
+import { waitFor } from '../helpers/processes';
 import { createTenant, issueTestKey, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 /**
@@ -118,6 +119,14 @@ async function seedRecords(stack: TestStack, tenant: Tenant): Promise<Record<str
   });
   const attachmentId = ((await attached.json()) as { id: string }).id;
   (ids['/api/v1/purchase-orders/{id}/attachments/{attachment_id}'] ??= []).push({ id: draftOrder, attachment_id: attachmentId });
+  // A report schedule for each of its routes, and a generated report.
+  for (const path of ['', '/pause', '/unpause', '/run']) {
+    (ids[`/api/v1/report-schedules/{id}${path}`] ??= []).push(await seed('report-schedules', { name: `Fuzz ${path}`, report_type: 'open_work_orders_by_project', cron: '0 6 * * 1' }));
+  }
+  const reported = ids['/api/v1/report-schedules/{id}/run']![0] as string;
+  await request(stack.baseUrl, 'POST', `/api/v1/report-schedules/${reported}/run`, { key: seeder.key });
+  const generated = await waitFor(async () => (await request(stack.baseUrl, 'GET', `/api/v1/report-runs?schedule_id=${reported}`, { key: seeder.key })).body.data[0]?.id, 30_000, 'a report');
+  for (const path of ['', '/download']) (ids[`/api/v1/report-runs/{id}${path}`] ??= []).push(generated);
   const run = await request(stack.baseUrl, 'POST', '/api/v1/payroll-runs', { key: tenant.key, body: { period_start: '2026-03-01', period_end: '2026-03-31' } });
   if (run.status !== 200) throw new Error(`seeding payroll-runs: ${run.status} ${JSON.stringify(run.body)}`);
   add('payroll-runs', run.body.id);

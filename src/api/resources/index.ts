@@ -7,6 +7,8 @@ import { employeesResource } from './employees';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
 import { purchaseOrdersResource } from './purchase-orders';
+import { reportRunsResource } from './report-runs';
+import { reportSchedulesResource } from './report-schedules';
 import { schedulesResource } from './schedules';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
@@ -36,4 +38,6 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   completionReportsResource,
   purchaseOrdersResource,
   approvalThresholdsResource,
+  reportSchedulesResource,
+  reportRunsResource,
 ];

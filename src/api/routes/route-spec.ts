@@ -28,7 +28,7 @@ export interface ResponseSpec {
   schema?: string;
   listOf?: string;
   dataOf?: string;
-  /** A file: its bytes, as one of these media types. */
+  /** A file: its bytes, as one of these media types (besides JSON of `schema`, when given). */
   fileTypes?: readonly string[];
 }
 

@@ -8,6 +8,7 @@ import { Migration20261122000200WorkManagement } from './Migration20261122000200
 import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
 import { Migration20261124000000Reporting } from './Migration20261124000000Reporting';
 import { Migration20261125000000PurchaseOrders } from './Migration20261125000000PurchaseOrders';
+import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
   { name: 'Migration20261124000000Reporting', class: Migration20261124000000Reporting },
   { name: 'Migration20261125000000PurchaseOrders', class: Migration20261125000000PurchaseOrders },
+  { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
 ];

@@ -23,6 +23,8 @@ export const REST_COLLECTIONS = [
   'skills',
   'work-types',
   'approval-thresholds',
+  'report-schedules',
+  'report-runs',
 ] as const;
 
 export type RestCollection = (typeof REST_COLLECTIONS)[number];
