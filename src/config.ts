@@ -32,6 +32,14 @@ export interface Config {
   };
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** Trust X-Forwarded-For and X-Forwarded-Proto (the API runs behind a proxy that sets them). */
+  trustProxy: boolean;
+  console: {
+    /** A console session ends after this long without a request… */
+    sessionIdleMs: number;
+    /** …and this long after sign-in in any case. */
+    sessionMaxMs: number;
+  };
   /** How long a report waits for approval before its workflow reminds (then again each period). */
   reportApprovalDeadlineMs: number;
   /** How long a submitted purchase order waits for its approvals before its workflow escalates. */
@@ -152,6 +160,13 @@ export const SETTINGS = {
     parse: boolean,
   },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  TRUST_PROXY: {
+    description: 'take the client address and protocol from X-Forwarded-For / X-Forwarded-Proto (behind a proxy that sets them)',
+    default: 'false',
+    parse: boolean,
+  },
+  CONSOLE_SESSION_IDLE_MINUTES: { description: 'a console session ends after this many minutes without a request', default: '30', parse: integer(1, 1440) },
+  CONSOLE_SESSION_MAX_HOURS: { description: 'a console session ends this many hours after sign-in', default: '12', parse: integer(1, 720) },
   REPORT_APPROVAL_DEADLINE: {
     description: 'seconds a daily or completion report waits for approval before its workflow reminds, and again each such period (48 h)',
     default: '172800',
@@ -206,6 +221,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inboundWaitMs: v.INBOUND_WAIT_MS,
     webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
     outboxPollMs: v.OUTBOX_POLL_MS,
+    trustProxy: v.TRUST_PROXY,
+    console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },
     reportApprovalDeadlineMs: v.REPORT_APPROVAL_DEADLINE,
     purchaseOrderApprovalDeadlineMs: v.PO_APPROVAL_DEADLINE,
     attachmentMaxBytes: v.ATTACHMENT_MAX_BYTES,

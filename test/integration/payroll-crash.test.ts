@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import { restClient } from '../helpers/api-client';
 import { outboxOf, seedEmployee } from '../helpers/fixtures';
 import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
-import { createTenant, startStack, testConfig, type TestStack } from '../helpers/stack';
+import { holdRowLocks } from '../helpers/row-locks';
+import { createTenant, processEnvOf, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /**
  * The worker is killed with SIGKILL in the middle of a payroll batch: two timesheets are processed (committed,
@@ -25,23 +25,14 @@ describe('worker killed during a payroll run', () => {
     const days = ['2026-05-04', '2026-05-05', '2026-05-06', '2026-05-07', '2026-05-08'];
     const sheets: string[] = [];
     for (const day of days) sheets.push((await api.create('timesheets', { employee_id: employee, timesheet_date: day, status: 'locked', total_hours: 8 })).id);
-    const workerEnv = {
-      DATABASE_URL: stack.config.databaseUrl,
-      TEMPORAL_ADDRESS: stack.config.temporal.address,
-      TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
-      WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
-      LOG_LEVEL: 'info',
-    };
+    const workerEnv = processEnvOf(stack);
 
     // Holds the third timesheet's row: the run processes the first two, then waits inside the third's transaction.
-    const blocker = new Client({ connectionString: stack.config.databaseUrl });
-    await blocker.connect();
-    await blocker.query('begin');
-    await blocker.query('select id from timesheets where id = $1 for update', [sheets[2]]);
+    const locks = await holdRowLocks(stack.config.databaseUrl, 'select id from timesheets where id = $1 for update', [sheets[2]]);
 
     const first = spawnEntryPoint('worker/main.ts', workerEnv);
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
-    const processedCount = async () => Number((await blocker.query("select count(*) as n from timesheets where employee_id = $1 and status = 'processed'", [employee])).rows[0].n);
+    const processedCount = async () => Number((await locks.query("select count(*) as n from timesheets where employee_id = $1 and status = 'processed'", [employee])).rows[0].n);
     try {
       await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
       const response = await api.post('/payroll-runs', { period_start: '2026-05-01', period_end: '2026-05-31' });
@@ -49,17 +40,13 @@ describe('worker killed during a payroll run', () => {
       expect(response.body).toEqual({ id: expect.any(String), status: 'running', workflow_id: `payroll/${tenant.companyId}/2026-05-01/2026-05-31` });
       const runId = response.body.id;
 
-      await waitFor(
-        async () => (await blocker.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%timesheets%' and pid <> pg_backend_pid()")).rows.length > 0,
-        30_000,
-        'the run to wait for the third timesheet',
-      );
+      await locks.waitForWaiter('the run to wait for the third timesheet');
       expect(await processedCount()).toBe(2);
       await stopProcess(first, 'SIGKILL');
-      await blocker.query('rollback');
+      await locks.release();
       // The killed worker's transaction ends when its backend next touches the dead connection.
       await waitFor(
-        async () => (await blocker.query("select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows.length === 0,
+        async () => (await locks.query("select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")).rows.length === 0,
         30_000,
         'the killed transaction to end',
       );
@@ -84,7 +71,7 @@ describe('worker killed during a payroll run', () => {
           `afterwards 5 processed, ${processed.length} timesheet.processed events and ${batches.length} batch event`,
       );
     } finally {
-      await blocker.end().catch(() => undefined);
+      await locks.end();
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }

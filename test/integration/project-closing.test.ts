@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import { projectClosingWorkflowId } from '../../src/domain/work/project-closing';
 import { type InboundSender, inboundSender, type RestClient, restClient } from '../helpers/api-client';
 import { outboxOf, seedProject } from '../helpers/fixtures';
 import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { holdRowLocks } from '../helpers/row-locks';
 import { createTenant, processEnvOf, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
 
 /** project.closed and POST /projects/{id}/close: the projectClosing workflow (webhooks.md 3, 4). */
@@ -143,26 +143,19 @@ describe('worker killed during project.closed', () => {
     const workerEnv = processEnvOf(stack);
 
     // Holds the second work order's row: closing it waits, after the first is closed and committed.
-    const blocker = new Client({ connectionString: stack.config.databaseUrl });
-    await blocker.connect();
-    await blocker.query('begin');
-    await blocker.query('select id from work_orders where id = $1 for update', [orders[1]]);
+    const locks = await holdRowLocks(stack.config.databaseUrl, 'select id from work_orders where id = $1 for update', [orders[1]]);
 
     const first = spawnEntryPoint('worker/main.ts', workerEnv);
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     try {
       await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
       const responsePromise = inboundSender(stack, tenant).send('project.closed', { project_code: 'KILL-1', close_work_orders: true });
-      await waitFor(
-        async () => (await blocker.query('select 1 from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))')).rows.length > 0,
-        30_000,
-        'closing to wait for the second work order',
-      );
-      const statuses = async () => (await blocker.query('select status from work_orders where id = any($1) order by created_at', [orders])).rows.map((r) => r.status);
+      await locks.waitForWaiter('closing to wait for the second work order');
+      const statuses = async () => (await locks.query('select status from work_orders where id = any($1) order by created_at', [orders])).rows.map((r) => r.status);
       expect(await statuses()).toEqual(['closed', 'scheduled', 'scheduled']);
 
       await stopProcess(first, 'SIGKILL');
-      await blocker.query('rollback');
+      await locks.release();
       const response = await responsePromise;
       expect(response.status).toBe(202);
       expect(response.body).toEqual({ success: true, message: expect.stringContaining('is being closed'), event_id: expect.any(String), record_id: projectId });
@@ -185,7 +178,7 @@ describe('worker killed during project.closed', () => {
           `${events.length - 1} status_changed events and 1 project.closed, each once`,
       );
     } finally {
-      await blocker.end().catch(() => undefined);
+      await locks.end();
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }

@@ -95,7 +95,10 @@ describe('project.created (projectCreation workflow)', () => {
   it('sent twice at the same moment, runs once: one 200 and one 409, as when sent one after the other', async () => {
     const other = await createTenant(stack.orm, ['webhooks:inbound']);
     const data = projectData('P-300');
-    const responses = await Promise.all([sendInbound(stack.baseUrl, other, envelope('project.created', data)), sendInbound(stack.baseUrl, other, envelope('project.created', data))]);
+    // Two senders, so the bodies (and signatures) differ even when built in the same millisecond: one body sent
+    // twice is a replay, answered 409 REPLAYED_REQUEST before it reaches the project.
+    const [first, second] = ['field-app', 'erp'].map((source) => ({ ...envelope('project.created', data), source }));
+    const responses = await Promise.all([sendInbound(stack.baseUrl, other, first), sendInbound(stack.baseUrl, other, second)]);
     expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(responses.find((r) => r.status === 409)!.body.error).toMatchObject({ code: 'CONFLICT', details: { field: 'data.project_code' } });
     expect(await projectCounts(stack, other.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 1 });

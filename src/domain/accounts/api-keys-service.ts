@@ -69,9 +69,13 @@ export async function listApiKeys(em: EntityManager, companyId: string): Promise
   return em.find(ApiKey, { company: companyId }, { orderBy: { createdAt: 'asc' } });
 }
 
-/** Revokes a key; it is refused from the next request on. Returns false when there is no such key. */
-export async function revokeApiKey(em: EntityManager, idOrPrefix: string): Promise<ApiKey | null> {
-  const apiKey = await em.findOne(ApiKey, isUuid(idOrPrefix) ? { id: idOrPrefix } : { prefix: idOrPrefix });
+/**
+ * Revokes a key; it is refused from the next request on. Returns null when there is no such key (in
+ * `companyId`, when given: the console names only its own company's keys; the operator's CLI any).
+ */
+export async function revokeApiKey(em: EntityManager, idOrPrefix: string, companyId?: string): Promise<ApiKey | null> {
+  const which = isUuid(idOrPrefix) ? { id: idOrPrefix } : { prefix: idOrPrefix };
+  const apiKey = await em.findOne(ApiKey, companyId ? { ...which, company: companyId } : which);
   if (!apiKey) return null;
   apiKey.revokedAt ??= new Date();
   await em.flush();
@@ -83,14 +87,17 @@ export async function authenticateApiKey(em: EntityManager, presented: string): 
   const match = KEY_PATTERN.exec(presented);
   if (!match) return null;
   const [row] = await em.execute<
-    { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string }[]
+    { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string; recently_used: boolean }[]
   >(
-    `select id, company_id, name, key_hash, scopes, signing_secret_sealed
+    `select id, company_id, name, key_hash, scopes, signing_secret_sealed,
+            coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
        from api_keys where prefix = ? and revoked_at is null`,
     [match[1]],
   );
   if (!row) return null;
   if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hashKey(presented), 'hex'))) return null;
+  // "Last used" to the minute: one write a minute per key, not one per request.
+  if (!row.recently_used) await em.execute('update api_keys set last_used_at = now() where id = ?', [row.id]);
   return {
     apiKeyId: row.id,
     companyId: row.company_id,
