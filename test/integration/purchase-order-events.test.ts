@@ -1,9 +1,8 @@
-import { type Delivery, eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
-import { outboxOf, seedProject } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
-import { createTenant, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { type Delivery, eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, type OutboxRow, startEventDeliveries } from '../helpers/event-deliveries';
+import { seedProject } from '../helpers/fixtures';
+import { type Tenant } from '../helpers/stack';
+import { verifiedAsReceiver } from '../helpers/webhooks';
 
 const EVENT_NAMES = ['po.approved', 'po.attachment.added', 'po.attachment.removed', 'po.created', 'po.received', 'po.rejected', 'po.submitted', 'po.updated'];
 
@@ -13,32 +12,17 @@ const EVENT_NAMES = ['po.approved', 'po.attachment.added', 'po.attachment.remove
  * schemas/events/b/.
  */
 describe('purchase order events on real HTTPS deliveries (shapes A and B)', () => {
-  let stack: TestStack;
-  let owner: Tenant; // owns the endpoints and makes no changes, so echo prevention keeps nothing back
+  let events: EventDeliveries;
   let writer: Tenant;
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
-  let endpointA: RegisteredEndpoint;
-  let endpointB: RegisteredEndpoint;
-  let outbox: Awaited<ReturnType<typeof outboxOf>>;
+  let outbox: OutboxRow[];
   let inA: Delivery[];
   let inB: Delivery[];
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    writer = await addApiKey(stack, owner, ['admin']);
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['po.*'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['po.*'], payload_shape: 'B' });
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const response = await request(stack.baseUrl, method, `/api/v1${path}`, { key: writer.key, body });
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-
+    events = await startEventDeliveries();
+    const { stack, rest } = events;
+    writer = events.restKey;
     const vendor = (await rest('POST', '/vendors', { vendor_name: 'Apex Electrical Ltd.' })).id;
     const project = await seedProject(stack, writer, 'EV-PO');
     await rest('POST', '/approval-thresholds', { role_name: 'Project Manager', max_amount: null });
@@ -62,24 +46,14 @@ describe('purchase order events on real HTTPS deliveries (shapes A and B)', () =
     await rest('POST', `/purchase-orders/${rejected.id}/reject`, { approver_id: ids.pm, reason: 'Too expensive' });
     Object.assign(ids, { approved: approved.id, rejected: rejected.id });
 
-    outbox = (await outboxOf(stack, owner.companyId)).filter((e) => EVENT_NAMES.includes(e.event_type));
-    await waitFor(async () => {
-      const [row] = await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [owner.companyId]);
-      return Number(row!.n) === 0;
-    });
-    inA = (await receiverA.waitForRequests(outbox.length, 30_000)).map(parseDelivery);
-    inB = (await receiverB.waitForRequests(outbox.length, 30_000)).map(parseDelivery);
+    ({ outbox, inA, inB } = await events.collect((name) => EVENT_NAMES.includes(name)));
   }, 120_000);
 
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   it('delivers every po.* event, once, to both endpoints, signed with the endpoint secret', () => {
     expect([...new Set(outbox.map((e) => e.event_type))].sort()).toEqual(EVENT_NAMES);
-    for (const [deliveries, endpoint] of [[inA, endpointA], [inB, endpointB]] as const) {
+    for (const [deliveries, endpoint] of [[inA, events.endpointA], [inB, events.endpointB]] as const) {
       expect(deliveries.map((d) => d.event).sort()).toEqual(outbox.map((e) => e.event_type).sort());
       expect(deliveries.filter((d) => !verifiedAsReceiver(endpoint.secret, d.request)).map((d) => d.event)).toEqual([]);
     }

@@ -1,9 +1,7 @@
-import { type Delivery, eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
-import { outboxOf, seedEmployee, seedProject } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { type Delivery, eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, type OutboxRow, startEventDeliveries } from '../helpers/event-deliveries';
+import { seedEmployee, seedProject } from '../helpers/fixtures';
+import { verifiedAsReceiver } from '../helpers/webhooks';
 
 const EVENT_NAMES = ['report.completion_approved', 'report.completion_submitted', 'report.daily_submitted', 'work_order.status_changed', 'workorder.completed'];
 /** Only 6.2 describes it: shape A endpoints get its catalog data in the shape A envelope. */
@@ -15,36 +13,16 @@ const CATALOG_ONLY = ['workorder.completed'];
  * webhooks.md 6, 6.1, 6.2 and schemas/events/.
  */
 describe('report events on real HTTPS deliveries (shapes A and B)', () => {
-  let stack: TestStack;
-  let owner: Tenant; // owns the endpoints and makes no changes, so echo prevention keeps nothing back
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
-  let endpointA: RegisteredEndpoint;
-  let endpointB: RegisteredEndpoint;
-  let outbox: Awaited<ReturnType<typeof outboxOf>>;
+  let events: EventDeliveries;
+  let outbox: OutboxRow[];
   let inA: Delivery[];
   let inB: Delivery[];
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    const restKey = await addApiKey(stack, owner, ['admin']);
-    const inboundKey = await addApiKey(stack, owner, ['webhooks:inbound']);
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['*'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['*'], payload_shape: 'B' });
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const response = await request(stack.baseUrl, method, `/api/v1${path}`, { key: restKey.key, body });
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-    const send = async (eventType: string, data: Record<string, unknown>) => {
-      const response = await sendInbound(stack.baseUrl, inboundKey, envelope(eventType, data));
-      if (response.status !== 200) throw new Error(`${eventType}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    events = await startEventDeliveries();
+    const { stack, restKey, rest } = events;
+    const send = async (eventType: string, data: Record<string, unknown>) => (await events.send(eventType, data)).body;
 
     const projectId = await seedProject(stack, restKey, 'EV-RPT');
     ids.maria = await seedEmployee(stack, restKey, { empNumber: 'EMP-0042', name: 'Maria Lopez', employeeType: 'site_lead' });
@@ -61,22 +39,10 @@ describe('report events on real HTTPS deliveries (shapes A and B)', () => {
     ids.completion = (await send('report.completion_submitted', { work_order_number: drywall.work_order_number, submitted_by: 'EMP-0042', completion_summary: 'Done', scope_checklist: [{ item_name: 'Board', status: 'completed' }] })).record_id;
     await send('report.completion_approved', { work_order_number: drywall.work_order_number, approved_by: 'EMP-0042', approval_notes: 'Walked it' });
 
-    const everything = await outboxOf(stack, owner.companyId);
-    outbox = everything.filter((e) => EVENT_NAMES.includes(e.event_type));
-    await waitFor(async () => {
-      const [row] = await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [owner.companyId]);
-      return Number(row!.n) === 0;
-    });
-    const received = async (receiver: TestReceiver) => (await receiver.waitForRequests(everything.length, 30_000)).map(parseDelivery).filter((d) => EVENT_NAMES.includes(d.event));
-    inA = await received(receiverA);
-    inB = await received(receiverB);
+    ({ outbox, inA, inB } = await events.collect((name) => EVENT_NAMES.includes(name)));
   }, 120_000);
 
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   const about = (deliveries: Delivery[], event: string, predicate: (data: any) => boolean = () => true) => deliveries.filter((d) => d.event === event && predicate(d.body.data));
 
@@ -93,7 +59,7 @@ describe('report events on real HTTPS deliveries (shapes A and B)', () => {
       'workorder.completed',
       'workorder.completed',
     ]);
-    for (const [deliveries, endpoint] of [[inA, endpointA], [inB, endpointB]] as const) {
+    for (const [deliveries, endpoint] of [[inA, events.endpointA], [inB, events.endpointB]] as const) {
       expect(deliveries).toHaveLength(outbox.length);
       expect(deliveries.filter((d) => !verifiedAsReceiver(endpoint.secret, d.request)).map((d) => d.event)).toEqual([]);
     }

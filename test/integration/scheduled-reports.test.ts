@@ -1,12 +1,12 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { temporalScheduleId } from '../../src/domain/reporting/report-schedules';
 import { type RestClient, restClient, unknownId } from '../helpers/api-client';
-import { eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, startEventDeliveries } from '../helpers/event-deliveries';
 import { seedEmployee, seedProject } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
-import { createTenant, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { request, type Tenant, type TestStack } from '../helpers/stack';
+import { addApiKey, verifiedAsReceiver } from '../helpers/webhooks';
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
@@ -16,24 +16,18 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
  * Temporal UI does them; every report.* event on real HTTPS deliveries in both shapes.
  */
 describe('scheduled reports (Temporal Schedules)', () => {
+  let events: EventDeliveries;
   let stack: TestStack;
   let owner: Tenant; // owns the endpoints and makes no changes, so echo prevention keeps nothing back
   let api: RestClient;
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
-  let endpointA: RegisteredEndpoint;
-  let endpointB: RegisteredEndpoint;
   let projectId: string;
   let workOrder: { id: string; work_order_number: string };
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    api = restClient(stack, await addApiKey(stack, owner, ['admin']));
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['report.scheduled', 'report.generated', 'report.failed'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['report.*'], payload_shape: 'B' });
+    events = await startEventDeliveries();
+    ({ stack, owner } = events);
+    // Keys of the company taking turns: this file makes more requests than one key may in a minute.
+    api = restClient(stack, events.restKey);
     projectId = await seedProject(stack, owner, 'SR-1');
     workOrder = await api.create('work-orders', { title: 'Framing', project_id: projectId, status: 'in_progress' });
     await api.create('work-orders', { title: 'Drywall', project_id: projectId });
@@ -47,11 +41,7 @@ describe('scheduled reports (Temporal Schedules)', () => {
       ],
     });
   });
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   const schedule = (body: Record<string, unknown>) => api.create('report-schedules', { name: 'Weekly labour hours', report_type: 'labor_hours_by_project', cron: '0 6 * * 1', ...body });
   const handleOf = (id: string) => stack.temporal.schedule.getHandle(temporalScheduleId(id));
@@ -182,10 +172,9 @@ describe('scheduled reports (Temporal Schedules)', () => {
   });
 
   it('delivers report.scheduled, report.generated and report.failed over HTTPS in both shapes, each as its schema says', async () => {
-    const [row] = await stack.em().execute<{ n: string }[]>("select count(*) as n from outbox_events where company_id = ? and event_type like 'report.%'", [owner.companyId]);
-    const expected = Number(row!.n);
-    const [inA, inB] = await Promise.all([receiverA, receiverB].map(async (receiver) => (await receiver.waitForRequests(expected, 30_000)).map(parseDelivery)));
-    for (const [deliveries, envelope, endpoint] of [[inA!, SHAPE_A_ENVELOPE, endpointA], [inB!, SHAPE_B_ENVELOPE, endpointB]] as const) {
+    const { outbox, inA, inB } = await events.collect((name) => ['report.scheduled', 'report.generated', 'report.failed'].includes(name));
+    for (const [deliveries, envelope, endpoint] of [[inA, SHAPE_A_ENVELOPE, events.endpointA], [inB, SHAPE_B_ENVELOPE, events.endpointB]] as const) {
+      expect(deliveries).toHaveLength(outbox.length);
       expect([...new Set(deliveries.map((d) => d.event))].sort()).toEqual(['report.failed', 'report.generated', 'report.scheduled']);
       for (const delivery of deliveries) {
         expect(verifiedAsReceiver(endpoint.secret, delivery.request)).toBe(true);
@@ -193,9 +182,9 @@ describe('scheduled reports (Temporal Schedules)', () => {
         expect({ event: delivery.event, problems: eventDataProblems('b', delivery.event, delivery.body.data) }).toEqual({ event: delivery.event, problems: [] });
       }
     }
-    const generated = inB!.find((d) => d.event === 'report.generated' && d.body.data.row_count === 2)!.body.data;
+    const generated = inB.find((d) => d.event === 'report.generated' && d.body.data.row_count === 2)!.body.data;
     expect(generated).toMatchObject({ report_type: 'labor_hours_by_project', formats: ['json', 'csv'], download_url: expect.stringMatching(/\/api\/v1\/report-runs\/[0-9a-f-]+\/download$/) });
-    expect(inB!.find((d) => d.event === 'report.failed')!.body.data).toMatchObject({ name: 'Doomed', reason: expect.stringContaining('no longer exists') });
-    expect(inA!.find((d) => d.event === 'report.scheduled')!.body.data).toMatchObject({ cron: '0 6 * * 1', timezone: 'America/Toronto', formats: ['json', 'csv'], period_days: 7 });
+    expect(inB.find((d) => d.event === 'report.failed')!.body.data).toMatchObject({ name: 'Doomed', reason: expect.stringContaining('no longer exists') });
+    expect(inA.find((d) => d.event === 'report.scheduled')!.body.data).toMatchObject({ cron: '0 6 * * 1', timezone: 'America/Toronto', formats: ['json', 'csv'], period_days: 7 });
   });
 });
