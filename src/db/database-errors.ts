@@ -7,7 +7,8 @@ const codeOf = (error: unknown): string => String((error as { code?: unknown } |
 /**
  * The database cannot be reached or is restarting: connection errors (SQLSTATE class 08 but for protocol
  * violations), shutdowns and start-ups (57P01–57P03), refused or reset sockets, a pool that found no
- * connection in time, and a transaction whose connection was cut.
+ * connection in time, and the next query of a transaction whose connection was lost (knex: "Transaction query
+ * already complete").
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error);
@@ -15,7 +16,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const { name, message } = (error ?? {}) as { name?: string; message?: string };
   return (
     name === 'KnexTimeoutError' ||
-    // The last one is knex refusing a query of a transaction that ended under it when its connection was cut.
     /Connection terminated|connection to server|terminating connection|not queryable|socket has been ended|connection timeout|Connection ended|Transaction query already complete/i.test(message ?? '')
   );
 }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { accessibilityProblems, CHROMIUM, cliField, focusOutline, launchChromium, runCli, screenshot, writeActions } from '../helpers/console';
+import { cliField, runCli } from '../helpers/cli';
+import { accessibilityProblems, CHROMIUM, focusOutline, launchChromium, screenshot, writeActions } from '../helpers/console';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
 import { envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';

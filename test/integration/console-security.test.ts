@@ -7,7 +7,8 @@ import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-s
 import { registerEndpoint } from '../../src/domain/webhooks/endpoints-service';
 import { createLogger } from '../../src/logger';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
-import { cliField, ConsoleClient, runCli } from '../helpers/console';
+import { cliField, runCli } from '../helpers/cli';
+import { ConsoleClient } from '../helpers/console';
 import { startStack, type TestStack } from '../helpers/stack';
 
 /**
