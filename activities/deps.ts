@@ -18,4 +18,6 @@ export interface ActivityDeps {
   /** Starts and updates delivery workflows (bulk recovery), on the worker's task queue. */
   temporal: Client;
   taskQueue: string;
+  /** Where clients reach the API (PUBLIC_BASE_URL): download links in events point there. */
+  publicBaseUrl: string;
 }

@@ -5,6 +5,9 @@ import { createDeliveryRunActivities } from './delivery-runs';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
+import { createPurchaseOrderApprovalActivities } from './purchase-order-approval';
+import { createReportApprovalActivities } from './report-approval';
+import { createScheduledReportActivities } from './scheduled-report';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
@@ -15,6 +18,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectCreationActivities(deps),
     ...createProjectClosingActivities(deps),
     ...createPayrollRunActivities(deps),
+    ...createReportApprovalActivities(deps),
+    ...createPurchaseOrderApprovalActivities(deps),
+    ...createScheduledReportActivities(deps),
     ...createWebhookDeliveryActivities(deps),
     ...createDeliveryRunActivities(deps),
     ...createDeliveryRecoveryActivities(deps),

@@ -48,6 +48,12 @@ export interface Config {
     /** …and this long after sign-in in any case. */
     sessionMaxMs: number;
   };
+  /** How long a report waits for approval before its workflow reminds (then again each period). */
+  reportApprovalDeadlineMs: number;
+  /** How long a submitted purchase order waits for its approvals before its workflow escalates. */
+  purchaseOrderApprovalDeadlineMs: number;
+  /** The largest file a purchase order attachment may be. */
+  attachmentMaxBytes: number;
 }
 
 interface Setting<T> {
@@ -109,12 +115,17 @@ const secondsList = (raw: string): number[] => {
   return values.map((v) => Math.round(v * 1000));
 };
 
-/** Seconds (decimals allowed, up to a year) → milliseconds. */
-const seconds = (raw: string): number => {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > 31_536_000) throw new ConfigError(`must be a number of seconds from 0 to 31536000, got "${raw}"`);
-  return Math.round(value * 1000);
-};
+/** Seconds (decimals allowed, so tests can use fractions) from `min` up to a year → milliseconds. */
+const secondsFrom =
+  (min: number) =>
+  (raw: string): number => {
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > 31_536_000) throw new ConfigError(`must be a number of seconds from ${min} to 31536000, got "${raw}"`);
+    return Math.round(value * 1000);
+  };
+const seconds = secondsFrom(0);
+/** A period a workflow waits again and again: 0 would make it spin. */
+const period = secondsFrom(0.1);
 
 const logLevel = (raw: string): string => {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -185,6 +196,17 @@ export const SETTINGS = {
   },
   CONSOLE_SESSION_IDLE_MINUTES: { description: 'a console session ends after this many minutes without a request', default: '30', parse: integer(1, 1440) },
   CONSOLE_SESSION_MAX_HOURS: { description: 'a console session ends this many hours after sign-in', default: '12', parse: integer(1, 720) },
+  REPORT_APPROVAL_DEADLINE: {
+    description: 'seconds a daily or completion report waits for approval before its workflow reminds, and again each such period (48 h)',
+    default: '172800',
+    parse: period,
+  },
+  PO_APPROVAL_DEADLINE: {
+    description: 'seconds a submitted purchase order waits for its approvals before its workflow escalates them (72 h)',
+    default: '259200',
+    parse: period,
+  },
+  ATTACHMENT_MAX_BYTES: { description: 'largest purchase order attachment (10 MiB)', default: '10485760', parse: integer(1024, 104857600) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -238,5 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxPollMs: v.OUTBOX_POLL_MS,
     trustProxy: v.TRUST_PROXY,
     console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },
+    reportApprovalDeadlineMs: v.REPORT_APPROVAL_DEADLINE,
+    purchaseOrderApprovalDeadlineMs: v.PO_APPROVAL_DEADLINE,
+    attachmentMaxBytes: v.ATTACHMENT_MAX_BYTES,
   };
 }

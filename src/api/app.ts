@@ -5,6 +5,7 @@ import { authenticate } from './middleware/authenticate';
 import { countRequests } from './middleware/count-requests';
 import { errorHandler } from './middleware/error-handler';
 import { readJsonBody, requireValidBody } from './middleware/json-body';
+import { methodsFirst } from './middleware/methods-first';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { securityHeaders } from './middleware/security-headers';
@@ -20,11 +21,13 @@ import { restRoutes, restRouteSpecs } from './routes/rest';
 /** Every router of the service; the API reference is built from the same route declarations. */
 export function createRouters(deps: AppDeps) {
   const specs = restRouteSpecs(deps);
+  const rest = restRoutes(deps, specs);
   return {
     health: healthRoutes(deps),
     metrics: metricsRoutes(deps),
     docs: docsRoutes(buildOpenApiDocument({ routes: specs, inbound: INBOUND_OPERATIONS, serverUrl: deps.config.publicBaseUrl })),
-    rest: restRoutes(deps, specs),
+    restFiles: rest.files,
+    rest: rest.json,
     inbound: inboundRoutes(deps),
   };
 }
@@ -32,9 +35,10 @@ export function createRouters(deps: AppDeps) {
 /**
  * The whole HTTP surface, in the order a request meets it:
  * security headers → request id + logger + EntityManager → request metrics → error body → storable query text → health | metrics | API reference |
- * /api/v1 (auth → rate limit → JSON body → resource routes, writes behind Idempotency-Key) | /webhooks/inbound (its own
- * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) | /console (the
- * account settings console: HTML pages behind a session, see src/console/app.ts) → 404.
+ * /api/v1 (auth → rate limit → 405 for unknown methods → routes taking a file | JSON body → resource routes; writes
+ * behind Idempotency-Key) | /webhooks/inbound (its own chain: auth → scope → body bytes → signature → Idempotency-Key →
+ * replay guard → rate limit → JSON) | /console (the account settings console: HTML pages behind a session, see
+ * src/console/app.ts) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
@@ -42,7 +46,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = deps.config.trustProxy;
   // Only the address the trusted proxy appended: earlier X-Forwarded-For entries are whatever the client sent.
   app.maxIpsCount = 1;
-  const { health, metrics, docs, rest, inbound } = createRouters(deps);
+  const { health, metrics, docs, restFiles, rest, inbound } = createRouters(deps);
 
   app.use(securityHeaders());
   app.use(requestContext(deps));
@@ -59,6 +63,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       '/api/v1',
       authenticate(),
       rateLimit('rest'),
+      methodsFirst(restFiles, rest),
+      restFiles.routes(),
       readJsonBody(deps.config.bodyLimitBytes),
       requireValidBody(),
       rest.routes(),

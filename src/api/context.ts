@@ -31,8 +31,10 @@ export interface AppState {
   principal: Principal;
   /** The route's query parameters, parsed and validated (see RouteSpec). */
   query: Record<string, unknown>;
-  /** The request body exactly as received (see readJsonBody). */
+  /** The request body exactly as received (see readJsonBody, and fileBody for files). */
   rawBody: Buffer;
+  /** The media type of a file body (fileBody). */
+  fileType?: string;
   /** Why the body cannot be used, found while reading it and reported by requireValidBody. */
   bodyProblem?: ApiError;
 }

@@ -76,6 +76,9 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
 };
 
+/** Bytes of one of these media types. */
+const fileContent = (types: readonly string[]) => Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }]));
+
 function successResponse(components: Components, response: ResponseSpec): Json {
   let schema: Json | undefined;
   if (response.schema) schema = components.ref(response.schema);
@@ -89,6 +92,9 @@ function successResponse(components: Components, response: ResponseSpec): Json {
   }
   if (response.dataOf) {
     schema = { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'array', items: components.ref(response.dataOf) } } };
+  }
+  if (response.fileTypes) {
+    return { description: response.description, headers: RATE_LIMIT_HEADERS, content: { ...(schema ? { 'application/json': { schema } } : {}), ...fileContent(response.fileTypes) } };
   }
   return { description: response.description, headers: RATE_LIMIT_HEADERS, ...(schema ? { content: { 'application/json': { schema } } } : {}) };
 }
@@ -114,7 +120,7 @@ function restOperation(components: Components, spec: RouteSpec): Json {
     const record = name === 'id' ? spec.record : spec.pathRecords?.[name!];
     parameters.push({ name, in: 'path', required: true, description: `The ${record?.toLowerCase() ?? 'record'}'s id`, schema: { type: 'string', format: 'uuid' } });
   }
-  for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: false, description: param.description, schema: param.schema });
+  for (const param of spec.query ?? []) parameters.push({ name: param.name, in: 'query', required: param.required ?? false, description: param.description, schema: param.schema });
   if (method !== 'get') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
   const responses: Json = {};
   for (const [status, response] of Object.entries(spec.responses)) responses[status] = successResponse(components, response);
@@ -127,7 +133,8 @@ function restOperation(components: Components, spec: RouteSpec): Json {
     ...(spec.body
       ? { requestBody: { required: !spec.body.optional, content: { 'application/json': { schema: components.ref(spec.body.schema) } } } }
       : {}),
-    responses: { ...responses, ...errorResponses(method, spec.body !== undefined, spec.path.includes('{id}')) },
+    ...(spec.file ? { requestBody: { required: true, content: fileContent(spec.file.types) } } : {}),
+    responses: { ...responses, ...errorResponses(method, spec.body !== undefined || spec.file !== undefined, spec.path.includes('{id}')) },
   };
 }
 
@@ -389,7 +396,7 @@ export function buildOpenApiDocument(options: { routes: readonly RouteSpec[]; in
         Conflict: errorResponse('A record with the same identifying values exists or the record is still in use (CONFLICT), or a request with the same Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)'),
         IdempotencyKeyReused: errorResponse('The Idempotency-Key was used for a different request (IDEMPOTENCY_KEY_REUSED)'),
         PayloadTooLarge: errorResponse('Body over the size limit (PAYLOAD_TOO_LARGE)'),
-        UnsupportedMediaType: errorResponse('Body that is not application/json (UNSUPPORTED_MEDIA_TYPE)'),
+        UnsupportedMediaType: errorResponse('Body that is not application/json, or a file of a type the route does not take (UNSUPPORTED_MEDIA_TYPE)'),
         RateLimited: errorResponse('A rate-limit window is used up (RATE_LIMITED)', { 'Retry-After': { $ref: '#/components/headers/Retry-After' }, ...RATE_LIMIT_HEADERS }),
         Error: errorResponse('Any other error: 405 METHOD_NOT_ALLOWED, 500 INTERNAL_ERROR, 503 SERVICE_UNAVAILABLE (with Retry-After)'),
       },

@@ -16,9 +16,10 @@ import { findIdIgnoringCase } from '../domain/natural-keys';
 import { addSkill, listSkills } from '../domain/people/skills-service';
 import { getRecovery, startRecovery } from '../domain/webhooks/deliveries-service';
 import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
+import { approvalThresholds } from '../domain/supply/approval-thresholds';
 import { workTypes } from '../domain/time/work-types';
 import { ApiError } from '../errors';
-import type { WorkTypeCreate, WorkType as WorkTypeRecord, WorkTypeUpdate } from '../generated/schemas';
+import type { ApprovalThresholdCreate, ApprovalThreshold as ApprovalThresholdRecord, WorkTypeCreate, WorkType as WorkTypeRecord, WorkTypeUpdate } from '../generated/schemas';
 import { isUuid } from '../schemas/formats';
 import { SchemaValidator } from '../schemas/schema-validator';
 import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, LOCAL_TEMPORAL_PORT, localEncryptionKey } from '../local-environment';
@@ -43,6 +44,10 @@ const USAGE = `Usage: npm run cli -- <command>
   work-type set --company <id> <code or name> [--name <name>] [--code <code>] [--billable yes|no]
                 [--requires-work-order yes|no|auto] [--pay-multiplier <n>] [--active yes|no] [--default]
                                                          change a work type (auto: billable decides)
+  approval-threshold list --company <id>                 how much each role may approve on a purchase order
+  approval-threshold set --company <id> --role <name> --max-amount <amount|none>
+                                                         add or change a role's threshold (none: no limit)
+  approval-threshold remove --company <id> --role <name>
   user create --company <id> --email <email> --name <name> [--role admin|viewer]
                                                          add a console user (the company's first admin:
                                                          role admin, the default); prints a generated
@@ -75,6 +80,7 @@ interface Args {
   endpoint?: string;
   since?: string;
   timeout?: string;
+  'max-amount'?: string;
 }
 
 type Command = (em: EntityManager, args: Args) => Promise<void>;
@@ -93,7 +99,7 @@ async function companyOf(em: EntityManager, id: string | undefined): Promise<str
   return companyId;
 }
 
-/** Work types record no events, so no API key is named as the origin of the change. */
+/** Work types and approval thresholds record no events, so no API key is named as the origin of the change. */
 const operator = (companyId: string): Actor => ({ companyId, apiKeyId: 'operator' });
 
 /** A refusal of the services, as the CLI prints it: the field and why. */
@@ -108,7 +114,17 @@ const flag = (value: string | undefined, option: string): boolean | undefined =>
   return value === 'yes';
 };
 
-/** The REST body of a work-type command's options, held to the REST schema's bounds. */
+/** A command's body held to the REST schema's bounds; a violation is the error message, naming the field. */
+function checked<T>(schemaId: string, body: Record<string, unknown>): T {
+  try {
+    return new SchemaValidator().validate(schemaId, body);
+  } catch (error) {
+    if (error instanceof ApiError) throw new Error(`${error.details.field}: ${error.details.reason}`, { cause: error });
+    throw error;
+  }
+}
+
+/** The REST body of a work-type command's options. */
 function workTypeBody(args: Args, schema: 'create' | 'update'): WorkTypeCreate & WorkTypeUpdate {
   const requires = args['requires-work-order'];
   const multiplier = args['pay-multiplier'];
@@ -122,13 +138,10 @@ function workTypeBody(args: Args, schema: 'create' | 'update'): WorkTypeCreate &
     is_default: args.default,
   };
   const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-  try {
-    return new SchemaValidator().validate(`rest/work-types.json#/$defs/${schema}`, given);
-  } catch (error) {
-    if (error instanceof ApiError) throw new Error(`${error.details.field}: ${error.details.reason}`, { cause: error });
-    throw error;
-  }
+  return checked(`rest/work-types.json#/$defs/${schema}`, given);
 }
+
+const thresholdLine = (t: ApprovalThresholdRecord) => `${t.role_name.padEnd(24)}  ${t.max_amount === null ? 'no limit' : `up to ${t.max_amount}`}`;
 
 const workTypeLine = (t: WorkTypeRecord) =>
   [
@@ -254,6 +267,30 @@ const COMMANDS: Record<string, Command> = {
     const { record } = await workTypes.change(em, operator(companyId), id, workTypeBody(args, 'update'));
     console.log(`Changed ${workTypeLine(record)}`);
   },
+  'approval-threshold list': async (em, { company }) => {
+    const { items } = await approvalThresholds.list(em, await companyOf(em, company), { limit: 10_000, offset: 0 });
+    for (const t of items.sort((a, b) => (a.max_amount ?? Infinity) - (b.max_amount ?? Infinity))) console.log(thresholdLine(t));
+  },
+  'approval-threshold set': async (em, args) => {
+    const companyId = await companyOf(em, args.company);
+    const amount = need(args['max-amount'], '--max-amount');
+    const body = checked<ApprovalThresholdCreate>('rest/approval-thresholds.json#/$defs/create', {
+      role_name: need(args.role, '--role'),
+      max_amount: amount === 'none' ? null : Number(amount),
+    });
+    const id = await approvalThresholds.findIdByKey(em, companyId, [body.role_name]);
+    // The role keeps the spelling it was added with.
+    const saved = id ? await approvalThresholds.update(em, operator(companyId), id, { max_amount: body.max_amount }) : await approvalThresholds.create(em, operator(companyId), body);
+    console.log(`${id ? 'Changed' : 'Added'} ${thresholdLine(saved)}`);
+  },
+  'approval-threshold remove': async (em, args) => {
+    const companyId = await companyOf(em, args.company);
+    const role = need(args.role, '--role');
+    const id = await approvalThresholds.findIdByKey(em, companyId, [role]);
+    if (!id) throw new Error(`No approval threshold for the role "${role}"`);
+    await approvalThresholds.remove(em, operator(companyId), id);
+    console.log(`Removed the approval threshold of ${role}`);
+  },
 };
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -322,6 +359,7 @@ async function main() {
       endpoint: { type: 'string' },
       since: { type: 'string' },
       timeout: { type: 'string' },
+      'max-amount': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

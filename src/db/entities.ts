@@ -7,7 +7,10 @@ import { Location } from '../domain/business/location.entity';
 import { Department } from '../domain/people/department.entity';
 import { Employee } from '../domain/people/employee.entity';
 import { Role } from '../domain/people/role.entity';
+import { CompletionReport, DailyReport } from '../domain/reporting/report.entity';
+import { ReportRun, ReportSchedule } from '../domain/reporting/scheduled-report.entity';
 import { Skill } from '../domain/people/skill.entity';
+import { ApprovalThreshold, AttachmentContent, PurchaseOrder, PurchaseOrderAttachment, PurchaseOrderLineItem } from '../domain/supply/purchase-order.entity';
 import { VendorLocation } from '../domain/supply/vendor-location.entity';
 import { Vendor } from '../domain/supply/vendor.entity';
 import { PayrollRun } from '../domain/time/payroll-run.entity';
@@ -36,8 +39,17 @@ export const ENTITIES = [
   Contact,
   Vendor,
   VendorLocation,
+  PurchaseOrder,
+  PurchaseOrderLineItem,
+  PurchaseOrderAttachment,
+  AttachmentContent,
+  ApprovalThreshold,
   Project,
   WorkOrder,
+  DailyReport,
+  CompletionReport,
+  ReportSchedule,
+  ReportRun,
   WorkType,
   TimeOff,
   PayrollRun,

@@ -5,6 +5,12 @@ import { Company } from '../domain/accounts/company.entity';
 import { OutboxEvent } from './outbox-event.entity';
 import type { EventKey, EventPayload } from './registry';
 
+/** A change no API key made (a scheduled report's run): every subscriber of the company gets its events. */
+export interface ScheduledOrigin {
+  companyId: string;
+  apiKeyId: null;
+}
+
 /**
  * Appends an event to the outbox in the caller's unit of work. Call it inside the transaction that makes the
  * change: both commit together or neither does. The payload holds the data of each shape that describes
@@ -12,7 +18,7 @@ import type { EventKey, EventPayload } from './registry';
  */
 export function recordEvent<K extends EventKey>(
   em: EntityManager,
-  actor: Actor,
+  actor: Actor | ScheduledOrigin,
   key: K,
   payload: EventPayload<K>,
   eventId: string = uuidv7(),

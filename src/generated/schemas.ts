@@ -1494,7 +1494,7 @@ export interface CatalogProjectUpdatedData {
 }
 
 /**
- * Fired when generation of a scheduled report fails. The spec does not show this payload; this is the service's design.
+ * Fired when generation of a scheduled report fails. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportFailedData {
   schedule_id: string;
@@ -1509,7 +1509,7 @@ export interface CatalogReportFailedData {
 }
 
 /**
- * Fired when a scheduled report has been generated. The spec does not show this payload; this is the service's design.
+ * Fired when a scheduled report has been generated. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportGeneratedData {
   schedule_id: string;
@@ -1520,33 +1520,47 @@ export interface CatalogReportGeneratedData {
   period_end: string;
   row_count: number;
   /**
-   * Formats produced, e.g. csv, pdf, xlsx.
+   * Formats the report can be downloaded in: json (download_url) and csv (download_url with ?format=csv).
    */
   formats: string[];
+  /**
+   * The JSON report (GET with an API key); ?format=csv for CSV.
+   */
   download_url: string;
   generated_at: string;
 }
 
 /**
- * Fired when a report schedule is created. The spec does not show this payload; this is the service's design.
+ * Fired when a report schedule is created. The spec does not show this payload; this is the service's design (README, "Scheduled reports").
  */
 export interface CatalogReportScheduledData {
   schedule_id: string;
   report_type: string;
   name: string;
   /**
-   * Cron-like expression of when the report runs.
+   * Cron expression (five fields) of when the report runs.
    */
-  cadence: string;
+  cron: string;
   /**
    * IANA time zone of the cadence.
    */
   timezone: string;
   /**
-   * Output format, e.g. csv, pdf, xlsx.
+   * Formats each run can be downloaded in: json and csv.
    */
-  format: string;
-  next_run_at: string;
+  formats: string[];
+  /**
+   * The one project the report covers; null for all.
+   */
+  project_id: string | null;
+  /**
+   * Days a labor_hours_by_project report covers; null for the other types.
+   */
+  period_days: number | null;
+  /**
+   * null when the cron expression names no future time (30 February).
+   */
+  next_run_at: string | null;
   created_at: string;
   /**
    * Id of the API key that made the change.
@@ -2258,6 +2272,93 @@ export interface ProjectSearchInput {
   exact_match?: boolean;
 }
 
+export interface ReportDailySubmittedInput {
+  work_order_number: string;
+  report_date: string;
+  /**
+   * emp_number of the employee who reports.
+   */
+  submitted_by?: string;
+  notes?: string | null;
+  work_completed?: string | null;
+  materials_used?: string | null;
+  weather_conditions?: string | null;
+  safety_incidents?: string | null;
+  hours_worked?: number | null;
+  crew_count?: number | null;
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true skips the manager's review. false when not given: every report needs approval.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ReportCompletionSubmittedInput {
+  work_order_number: string;
+  /**
+   * Today (UTC) when not given.
+   */
+  report_date?: string;
+  /**
+   * emp_number of the employee who reports.
+   */
+  submitted_by?: string;
+  completion_summary?: string | null;
+  /**
+   * @maxItems 200
+   */
+  scope_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * @maxItems 200
+   */
+  completion_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true when not given.
+   */
+  requires_approval?: boolean;
+  /**
+   * false when not given. With requires_approval false, the work order is completed at once.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ReportCompletionApprovedInput {
+  /**
+   * The work order whose completion report waits for approval.
+   */
+  work_order_number: string;
+  /**
+   * emp_number of the approving employee.
+   */
+  approved_by?: string;
+  approval_notes?: string | null;
+}
+
 /**
  * test.connection data: any properties; nothing is stored.
  */
@@ -2713,6 +2814,134 @@ export interface WorkOrderSearchInput {
   project_code?: string;
 }
 
+export interface ApprovalThresholdCreate {
+  /**
+   * An employee role (role_name), matched ignoring case; one threshold per role.
+   */
+  role_name: string;
+  /**
+   * The largest total the role may approve; null for no limit.
+   */
+  max_amount: number | null;
+}
+
+/**
+ * Partial: only the fields given change. Purchase orders already submitted keep the approvers they got.
+ */
+export interface ApprovalThresholdUpdate {
+  /**
+   * An employee role (role_name), matched ignoring case; one threshold per role.
+   */
+  role_name?: string;
+  /**
+   * The largest total the role may approve; null for no limit.
+   */
+  max_amount?: number | null;
+}
+
+export interface ApprovalThreshold {
+  id: string;
+  role_name: string;
+  max_amount: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CompletionReportCreate {
+  /**
+   * An incomplete work order of the company (open, scheduled, in_progress or on_hold) without a completion report waiting for approval.
+   */
+  work_order_id: string;
+  /**
+   * Today (UTC) when not given.
+   */
+  report_date?: string;
+  /**
+   * The employee who reports.
+   */
+  submitted_by_id?: string | null;
+  completion_summary?: string | null;
+  /**
+   * @maxItems 200
+   */
+  scope_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done; any other value leaves it open.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * @maxItems 200
+   */
+  completion_checklist?: {
+    item_name: string;
+    /**
+     * completed (or complete) marks the item done; any other value leaves it open.
+     */
+    status: string;
+    notes?: string | null;
+  }[];
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true when not given.
+   */
+  requires_approval?: boolean;
+  /**
+   * false when not given. With requires_approval false, the report is approved and the work order completed at once.
+   */
+  is_auto_approved?: boolean;
+}
+
+export interface ChecklistItem {
+  item_name: string;
+  status: string;
+  notes: string | null;
+}
+
+export interface CompletionReport {
+  /**
+   * pending until approved or rejected.
+   */
+  approval_status: 'pending' | 'approved' | 'rejected';
+  /**
+   * When the approval deadline passes (the workflow then reminds, and again each deadline period); null when approved at once.
+   */
+  approval_due_at: string | null;
+  reminders_sent: number;
+  decided_at: string | null;
+  /**
+   * The employee who approved or rejected it, when the decision named one.
+   */
+  decided_by_id: string | null;
+  /**
+   * The approval notes or the reason of the rejection.
+   */
+  decision_notes: string | null;
+  /**
+   * The reportApproval workflow (Temporal); null when the report was approved at once.
+   */
+  workflow_id: string | null;
+  id: string;
+  work_order_id: string;
+  report_date: string;
+  submitted_by_id: string | null;
+  completion_summary: string | null;
+  scope_checklist: ChecklistItem[];
+  completion_checklist: ChecklistItem[];
+  photos: string[];
+  requires_approval: boolean;
+  is_auto_approved: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ContactCreate {
   first_name: string;
   last_name: string;
@@ -2853,6 +3082,100 @@ export interface Customer {
     country: string | null;
   };
   account_manager_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DailyReportCreate {
+  /**
+   * A work order of the company. One report per work order and day (a rejected one may be sent again).
+   */
+  work_order_id: string;
+  report_date: string;
+  /**
+   * The employee who reports.
+   */
+  submitted_by_id?: string | null;
+  notes?: string | null;
+  work_completed?: string | null;
+  materials_used?: string | null;
+  weather_conditions?: string | null;
+  safety_incidents?: string | null;
+  hours_worked?: number | null;
+  /**
+   * People on site; when not given, the site lead and crew of the work order.
+   */
+  crew_count?: number | null;
+  /**
+   * Links to photos of the work.
+   *
+   * @maxItems 50
+   */
+  photos?: string[];
+  /**
+   * true skips the manager's review: the report is approved at once. false when not given.
+   */
+  is_auto_approved?: boolean;
+}
+
+/**
+ * Who approves, and why. Both optional.
+ */
+export interface ReportApprove {
+  /**
+   * The approving employee.
+   */
+  approved_by_id?: string | null;
+  approval_notes?: string | null;
+}
+
+/**
+ * Who rejects, and why. Both optional.
+ */
+export interface ReportReject {
+  /**
+   * The rejecting employee.
+   */
+  rejected_by_id?: string | null;
+  reason?: string | null;
+}
+
+export interface DailyReport {
+  /**
+   * pending until approved or rejected.
+   */
+  approval_status: 'pending' | 'approved' | 'rejected';
+  /**
+   * When the approval deadline passes (the workflow then reminds, and again each deadline period); null when approved at once.
+   */
+  approval_due_at: string | null;
+  reminders_sent: number;
+  decided_at: string | null;
+  /**
+   * The employee who approved or rejected it, when the decision named one.
+   */
+  decided_by_id: string | null;
+  /**
+   * The approval notes or the reason of the rejection.
+   */
+  decision_notes: string | null;
+  /**
+   * The reportApproval workflow (Temporal); null when the report was approved at once.
+   */
+  workflow_id: string | null;
+  id: string;
+  work_order_id: string;
+  report_date: string;
+  submitted_by_id: string | null;
+  notes: string | null;
+  work_completed: string | null;
+  materials_used: string | null;
+  weather_conditions: string | null;
+  safety_incidents: string | null;
+  hours_worked: number | null;
+  crew_count: number;
+  photos: string[];
+  is_auto_approved: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -3250,6 +3573,410 @@ export interface ProjectPending {
   id: string;
   project_code: string;
   message: string;
+}
+
+/**
+ * With id: that line item of the purchase order, as it is to be. Without: a new one (description, quantity and unit_price required).
+ */
+export interface PoLineItemInput {
+  description?: string;
+  /**
+   * More than 0.
+   */
+  quantity?: number;
+  unit_price?: number;
+  category?: string | null;
+  /**
+   * A line item of this purchase order.
+   */
+  id?: string;
+}
+
+export interface PurchaseOrderCreate {
+  /**
+   * PO-000001, … per company when not given; unique in the company, ignoring case.
+   */
+  po_number?: string;
+  /**
+   * A vendor of the company.
+   */
+  vendor_id: string;
+  /**
+   * A project of the company.
+   */
+  project_id: string;
+  /**
+   * ISO 4217 code; USD when not given.
+   */
+  currency?: string;
+  /**
+   * Spending cap: total_amount may not exceed it. null for none.
+   */
+  not_to_exceed_amount?: number | null;
+  /**
+   * 0 when not given.
+   */
+  tax?: number;
+  notes?: string | null;
+  delivery_date?: string | null;
+  payment_terms?: string | null;
+  /**
+   * The whole list: a line item with id keeps its identity (modified when its fields differ), one without is added, and those left out are removed.
+   *
+   * @maxItems 200
+   */
+  line_items?: PoLineItemInput[];
+}
+
+/**
+ * Partial: only the fields given change. Only a draft purchase order can be changed (409 otherwise).
+ */
+export interface PurchaseOrderUpdate {
+  /**
+   * PO-000001, … per company when not given; unique in the company, ignoring case.
+   */
+  po_number?: string;
+  /**
+   * A vendor of the company.
+   */
+  vendor_id?: string;
+  /**
+   * A project of the company.
+   */
+  project_id?: string;
+  /**
+   * ISO 4217 code; USD when not given.
+   */
+  currency?: string;
+  /**
+   * Spending cap: total_amount may not exceed it. null for none.
+   */
+  not_to_exceed_amount?: number | null;
+  /**
+   * 0 when not given.
+   */
+  tax?: number;
+  notes?: string | null;
+  delivery_date?: string | null;
+  payment_terms?: string | null;
+  /**
+   * The whole list: a line item with id keeps its identity (modified when its fields differ), one without is added, and those left out are removed.
+   *
+   * @maxItems 200
+   */
+  line_items?: PoLineItemInput[];
+}
+
+/**
+ * No fields: submitting computes the required approvers and the deadline.
+ */
+export interface PurchaseOrderSubmit {}
+
+export interface PurchaseOrderApprove {
+  /**
+   * The approving employee: one holding a role whose approval is still needed (or, once escalated, the escalation role).
+   */
+  approver_id: string;
+  notes?: string | null;
+}
+
+export interface PurchaseOrderReject {
+  /**
+   * The rejecting employee, as for approve.
+   */
+  approver_id: string;
+  reason?: string | null;
+}
+
+export interface PurchaseOrderReceive {
+  /**
+   * @minItems 1
+   * @maxItems 200
+   */
+  received_items: [
+    {
+      /**
+       * A line item of this purchase order, once per receipt.
+       */
+      line_item_id: string;
+      /**
+       * More than 0, at most what is still to receive.
+       */
+      quantity_received: number;
+      /**
+       * good when not given; damaged and defective goods count as received.
+       */
+      condition?: 'good' | 'damaged' | 'defective';
+      notes?: string | null;
+    },
+    ...{
+      /**
+       * A line item of this purchase order, once per receipt.
+       */
+      line_item_id: string;
+      /**
+       * More than 0, at most what is still to receive.
+       */
+      quantity_received: number;
+      /**
+       * good when not given; damaged and defective goods count as received.
+       */
+      condition?: 'good' | 'damaged' | 'defective';
+      notes?: string | null;
+    }[]
+  ];
+  receipt_location?: string | null;
+  receipt_notes?: string | null;
+}
+
+export interface PurchaseOrderLineItem {
+  id: string;
+  description: string;
+  quantity: number;
+  unit_price: number;
+  /**
+   * quantity × unit_price, rounded to cents.
+   */
+  total: number;
+  category: string | null;
+  /**
+   * Received so far, over every receipt.
+   */
+  quantity_received: number;
+}
+
+export interface PurchaseOrderApprover {
+  /**
+   * The employee.
+   */
+  id: string;
+  name: string;
+  role: string;
+  /**
+   * The role's approval limit; null when unlimited.
+   */
+  approval_threshold: number | null;
+}
+
+export interface PurchaseOrderDecision {
+  /**
+   * The deciding employee.
+   */
+  id: string;
+  name: string;
+  /**
+   * The required role this decision is for.
+   */
+  role: string;
+  decision: 'approved' | 'rejected';
+  decided_at: string;
+  notes: string | null;
+}
+
+/**
+ * Set when submitted: who must approve (one approval per role), by when, and the decisions so far (what po.approved and po.rejected carry).
+ */
+export type PurchaseOrderApprovalWorkflow = {
+  /**
+   * The purchaseOrderApproval workflow (Temporal).
+   */
+  workflow_id: string;
+  /**
+   * Every employee who may approve, for each role whose approval is needed.
+   */
+  required_approvers: PurchaseOrderApprover[];
+  approval_deadline: string;
+  /**
+   * When the deadline passed with approvals missing; from then on an employee of escalated_to_role may give them.
+   */
+  escalated_at: string | null;
+  escalated_to_role: string | null;
+  decisions: PurchaseOrderDecision[];
+} | null;
+
+export interface PurchaseOrderReceipt {
+  received_at: string;
+  /**
+   * The API key that recorded it.
+   */
+  received_by: string;
+  receipt_location: string | null;
+  receipt_notes: string | null;
+  received_items: {
+    line_item_id: string;
+    quantity_received: number;
+    condition: 'good' | 'damaged' | 'defective';
+    notes: string | null;
+  }[];
+}
+
+export interface PurchaseOrder {
+  id: string;
+  po_number: string;
+  vendor_id: string;
+  project_id: string;
+  status: 'draft' | 'pending_approval' | 'approved' | 'rejected' | 'partially_received' | 'received';
+  currency: string;
+  not_to_exceed_amount: number | null;
+  /**
+   * In the order given.
+   */
+  line_items: PurchaseOrderLineItem[];
+  /**
+   * Sum of the line totals.
+   */
+  subtotal: number;
+  tax: number;
+  /**
+   * subtotal + tax.
+   */
+  total_amount: number;
+  notes: string | null;
+  delivery_date: string | null;
+  payment_terms: string | null;
+  /**
+   * The API key that created it.
+   */
+  created_by: string;
+  /**
+   * That key's name.
+   */
+  created_by_name: string;
+  submitted_at: string | null;
+  approved_at: string | null;
+  rejected_at: string | null;
+  rejection_reason: string | null;
+  approval_workflow: PurchaseOrderApprovalWorkflow;
+  /**
+   * Every receipt, oldest first.
+   */
+  receipts: PurchaseOrderReceipt[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PurchaseOrderAttachment {
+  id: string;
+  purchase_order_id: string;
+  filename: string;
+  /**
+   * Bytes.
+   */
+  file_size: number;
+  /**
+   * The media type it was uploaded with.
+   */
+  file_type: string;
+  category: string | null;
+  notes: string | null;
+  /**
+   * The API key that uploaded it.
+   */
+  uploaded_by: string;
+  uploaded_by_name: string;
+  uploaded_at: string;
+  /**
+   * GET it (with an API key) for the bytes as uploaded.
+   */
+  download_url: string;
+}
+
+export interface ReportRun {
+  id: string;
+  /**
+   * null once the schedule is deleted (its reports are kept).
+   */
+  schedule_id: string | null;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  name: string;
+  status: 'generated' | 'failed';
+  period_start: string;
+  period_end: string;
+  row_count: number | null;
+  failure_reason: string | null;
+  /**
+   * JSON; add ?format=csv for CSV. null for a failed run.
+   */
+  download_url: string | null;
+  /**
+   * The scheduledReport workflow run that made it.
+   */
+  workflow_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * A generated report as JSON: the CSV has the same columns, in this order, and the same rows.
+ */
+export interface GeneratedReport {
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  name: string;
+  period_start: string;
+  period_end: string;
+  generated_at: string;
+  columns: string[];
+  rows: {
+    [k: string]: string | number | null;
+  }[];
+}
+
+export interface ReportScheduleCreate {
+  name: string;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  /**
+   * When it runs: a cron expression of five fields (minute hour day-of-month month day-of-week; numbers, *, ranges a-b, steps /n, lists), e.g. 0 6 * * 1 for Mondays at 06:00.
+   */
+  cron: string;
+  /**
+   * Canonical IANA time zone name of the cron expression and of the report's dates (America/Toronto); UTC when not given.
+   */
+  timezone?: string;
+  /**
+   * Only this project; all when null. A project deleted later makes the runs fail (report.failed).
+   */
+  project_id?: string | null;
+  /**
+   * labor_hours_by_project only: days covered, ending the day before the run (7 when not given).
+   */
+  period_days?: number;
+}
+
+export interface ReportSchedule {
+  id: string;
+  name: string;
+  /**
+   * labor_hours_by_project: hours of timesheet entries per project (billable, entries, employees) over the period_days before the run; open_work_orders_by_project: incomplete work orders per project and status at the run.
+   */
+  report_type: 'labor_hours_by_project' | 'open_work_orders_by_project';
+  cron: string;
+  timezone: string;
+  project_id: string | null;
+  period_days: number | null;
+  /**
+   * The Temporal Schedule.
+   */
+  schedule_id: string;
+  /**
+   * As Temporal has it: active, paused (over REST or in the Temporal UI), or missing (deleted in the Temporal UI; it no longer runs).
+   */
+  state: 'active' | 'paused' | 'missing';
+  next_run_at: string | null;
+  /**
+   * The API key that created it.
+   */
+  created_by: string;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface ScheduleEntry {

@@ -1,4 +1,4 @@
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { apiErrorFromDatabase } from '../db/database-errors';
 import { ApiError, ERROR_STATUS, type ErrorCode, type ErrorDetails } from '../errors';
@@ -38,9 +38,9 @@ export function withActivityFailures<T extends Record<string, (...args: never[])
   ) as T;
 }
 
-/** The ApiError a failed workflow stands for: the business error it failed with, or the error itself. */
+/** The ApiError a failed workflow or update stands for: the business error it failed with, or the error itself. */
 export function apiErrorFromWorkflow(error: unknown): unknown {
-  if (!(error instanceof WorkflowFailedError)) return error;
+  if (!(error instanceof WorkflowFailedError || error instanceof WorkflowUpdateFailedError)) return error;
   let cause: unknown = error.cause;
   while (cause instanceof TemporalFailure && !(cause instanceof ApplicationFailure && cause.type && cause.type in ERROR_STATUS)) {
     cause = cause.cause;

@@ -20,4 +20,10 @@ export const ENDPOINT_HOST = defineSearchAttributeKey('EndpointHost', 'KEYWORD')
 /** The outbox event a delivery carries (the event_id subscribers see in shape A). */
 export const EVENT_ID = defineSearchAttributeKey('EventId', 'KEYWORD');
 
-export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID];
+/**
+ * Of an approval workflow: pending, then overdue (a report past its deadline) or escalated (a purchase order past
+ * its), then approved, rejected or cancelled; `ApprovalStatus IN ("pending", "overdue", "escalated")` lists what waits.
+ */
+export const APPROVAL_STATUS = defineSearchAttributeKey('ApprovalStatus', 'KEYWORD');
+
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID, APPROVAL_STATUS];

@@ -49,6 +49,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       metrics,
       temporal: client,
       taskQueue: config.temporal.taskQueue,
+      publicBaseUrl: config.publicBaseUrl,
     }),
     ...(workflowBundlePath
       ? { workflowBundle: { codePath: workflowBundlePath } }

@@ -9,6 +9,8 @@
   the generated id itself (so a seed still repeats the run), so operations on one record get past their 404.
   A path with two ids (a timesheet's entry) gets a pair that belongs together.
 - Each signed inbound event_type is recorded, so the test can prove every operation was reached.
+- Attachment uploads get bodies of each media type the route takes, starting as such a file starts (a PDF with
+  %PDF-, …), so they get past the content check to the rest of the route.
 """
 
 import hashlib
@@ -20,6 +22,7 @@ import threading
 import time
 
 import schemathesis
+from hypothesis import strategies as st
 
 _KEYS = json.load(open(os.environ["FUZZ_KEYS_FILE"], encoding="utf-8"))
 _SECRETS = {entry["key"]: entry["secret"] for entry in _KEYS}
@@ -27,6 +30,19 @@ _NEXT_KEY = itertools.cycle(_KEYS)
 _LOCK = threading.Lock()
 _COVERAGE = open(os.environ["FUZZ_COVERAGE_FILE"], "a", encoding="utf-8")
 _RECORD_IDS = json.load(open(os.environ["FUZZ_IDS_FILE"], encoding="utf-8"))
+
+_FILE_STARTS = {
+    "application/pdf": b"%PDF-",
+    "image/png": b"\x89PNG\r\n\x1a\n",
+    "image/jpeg": b"\xff\xd8\xff",
+    "image/webp": b"RIFF\x00\x00\x00\x00WEBP",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": b"PK\x03\x04",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": b"PK\x03\x04",
+}
+for _media_type, _start in _FILE_STARTS.items():
+    schemathesis.openapi.media_type(_media_type, st.binary(max_size=512).map(lambda tail, start=_start: start + tail))
+for _media_type in ("text/plain", "text/csv"):
+    schemathesis.openapi.media_type(_media_type, st.text(max_size=256).map(lambda text: text.encode("utf-8", "surrogatepass")))
 
 
 def _header(headers, name):

@@ -78,5 +78,18 @@ describe('operator CLI', () => {
       const run = await runCli(stack, 'work-type', ...args);
       expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining(message) });
     }
-  }, 90_000);
+    // Each run of the CLI is a process of its own: on a busy machine these take minutes.
+  }, 180_000);
+
+  it("manages a company's approval thresholds, as REST sees them", async () => {
+    const companyId = cliField((await runCli(stack, 'company', 'create', 'Threshold Co')).stdout, 'id')!;
+    expect((await runCli(stack, 'approval-threshold', 'set', '--company', companyId, '--role', 'Director', '--max-amount', '50000')).stdout).toMatch(/^Added Director\s+up to 50000$/m);
+    expect((await runCli(stack, 'approval-threshold', 'set', '--company', companyId, '--role', 'director', '--max-amount', 'none')).stdout).toMatch(/^Changed Director\s+no limit$/m);
+    const key = cliField((await runCli(stack, 'key', 'create', '--company', companyId, '--name', 'reader', '--scopes', 'approval-thresholds:read')).stdout, 'key')!;
+    expect((await request(stack.baseUrl, 'GET', '/api/v1/approval-thresholds', { key })).body.data).toEqual([expect.objectContaining({ role_name: 'Director', max_amount: null })]);
+    const refused = await runCli(stack, 'approval-threshold', 'set', '--company', companyId, '--role', 'Buyer', '--max-amount=-5');
+    expect({ code: refused.code, stderr: refused.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining('max_amount: must be at least 0') });
+    expect((await runCli(stack, 'approval-threshold', 'remove', '--company', companyId, '--role', 'DIRECTOR')).stdout).toContain('Removed the approval threshold of DIRECTOR');
+    expect((await runCli(stack, 'approval-threshold', 'list', '--company', companyId)).stdout.trim()).toBe('');
+  }, 180_000);
 });

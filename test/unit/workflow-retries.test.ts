@@ -18,6 +18,16 @@ describe('activity retry policies', () => {
 
   it('finds the workflows that call activities', () => {
     const withActivities = files.filter((f) => readFileSync(path.join(dir, f), 'utf8').includes('proxyActivities'));
-    expect(withActivities.sort()).toEqual(['delivery-recovery.ts', 'payroll-run.ts', 'project-closing.ts', 'project-creation.ts', 'webhook-delivery-legacy.ts', 'webhook-delivery.ts']);
+    expect(withActivities.sort()).toEqual([
+      'delivery-recovery.ts',
+      'payroll-run.ts',
+      'project-closing.ts',
+      'project-creation.ts',
+      'purchase-order-approval.ts',
+      'report-approval.ts',
+      'scheduled-report.ts',
+      'webhook-delivery-legacy.ts',
+      'webhook-delivery.ts',
+    ]);
   });
 });

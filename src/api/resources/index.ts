@@ -1,8 +1,14 @@
+import { approvalThresholdsResource } from './approval-thresholds';
+import { completionReportsResource } from './completion-reports';
 import { contactsResource } from './contacts';
 import { customersResource } from './customers';
+import { dailyReportsResource } from './daily-reports';
 import { employeesResource } from './employees';
 import { locationsResource } from './locations';
 import { projectsResource } from './projects';
+import { purchaseOrdersResource } from './purchase-orders';
+import { reportRunsResource } from './report-runs';
+import { reportSchedulesResource } from './report-schedules';
 import { schedulesResource } from './schedules';
 import type { ResourceDefinition } from './resource';
 import { skillsResource } from './skills';
@@ -28,4 +34,10 @@ export const RESOURCES: readonly ResourceDefinition[] = [
   timeOffResource,
   timesheetsResource,
   workTypesResource,
+  dailyReportsResource,
+  completionReportsResource,
+  purchaseOrdersResource,
+  approvalThresholdsResource,
+  reportSchedulesResource,
+  reportRunsResource,
 ];

@@ -36,7 +36,8 @@ export interface ResourceDefinition<Wire = unknown> {
   schema: string;
   /** The `$defs` entry of one record, when not `record`. */
   recordDef?: string;
-  service: ResourceService<Wire>;
+  /** The service, or how to make it from the API's dependencies (one that needs Temporal or the configuration). */
+  service: ResourceService<Wire> | ((deps: AppDeps) => ResourceService<Wire>);
   filters?: Filter[];
   /** List parameters the service reads itself (their values reach list() as `values`). */
   listParams?: QueryParam[];
@@ -52,7 +53,8 @@ export const defineResource = <Wire>(definition: ResourceDefinition<Wire>) => de
 
 /** The routes of a collection: the generic ones its service supports, then its own. */
 export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): RouteSpec[] {
-  const { collection, label, plural, service } = definition;
+  const { collection, label, plural } = definition;
+  const service = typeof definition.service === 'function' ? definition.service(deps) : definition.service;
   const def = (name: string) => `${definition.schema}#/$defs/${name === 'record' ? (definition.recordDef ?? 'record') : name}`;
   const base = `/${collection}`;
   const one = `${base}/{id}`;

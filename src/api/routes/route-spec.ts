@@ -5,6 +5,7 @@ import type { JsonSchema } from '../../schemas/schema-files';
 import type { SchemaValidator } from '../../schemas/schema-validator';
 import type { AppState } from '../context';
 import { requireScope } from '../middleware/authenticate';
+import { type FileBody, fileBody } from '../middleware/file-body';
 import { idempotency } from '../middleware/idempotency';
 import { recordId } from '../record-id';
 
@@ -14,6 +15,8 @@ export interface QueryParam {
   description: string;
   schema: JsonSchema;
   parse(raw: string): unknown;
+  /** A 400 when left out. */
+  required?: boolean;
 }
 
 /**
@@ -25,6 +28,8 @@ export interface ResponseSpec {
   schema?: string;
   listOf?: string;
   dataOf?: string;
+  /** A file: its bytes, as one of these media types (besides JSON of `schema`, when given). */
+  fileTypes?: readonly string[];
 }
 
 /**
@@ -48,6 +53,8 @@ export interface RouteSpec {
   query?: QueryParam[];
   /** The request body's schema; optional bodies may be left out. */
   body?: { schema: string; optional?: boolean };
+  /** A file as the request body instead of JSON (such routes are mounted ahead of the JSON body reader). */
+  file?: FileBody;
   responses: Record<number, ResponseSpec>;
   handler: Middleware<AppState>;
 }
@@ -66,6 +73,8 @@ export function parseQuery(params: readonly QueryParam[], query: Record<string, 
     if (raw === undefined) continue;
     values[name] = param.parse(raw);
   }
+  const missing = params.find((p) => p.required && values[p.name] === undefined);
+  if (missing) throw ApiError.invalid(missing.name, 'is required but not provided', `Missing required query parameter: ${missing.name}`);
   return values;
 }
 
@@ -96,7 +105,8 @@ export function mountRoute(router: Router<AppState>, spec: RouteSpec, validator:
     ctx.state.query = parseQuery(params, ctx.query);
     return next();
   });
-  const { body } = spec;
+  const { body, file } = spec;
+  if (file) checks.push(fileBody(file));
   if (body) {
     checks.push((ctx, next) => {
       // The body parser leaves no body as undefined or {}; an optional body may be left out.

@@ -1,5 +1,14 @@
 import type { ApiKey } from '../../domain/accounts/api-key.entity';
-import { ADMIN_SCOPE, INBOUND_SCOPE, REST_COLLECTIONS, TIMESHEETS_APPROVE_SCOPE, TIMESHEETS_PROCESS_SCOPE, WEBHOOKS_MANAGE_SCOPE } from '../../domain/accounts/scopes';
+import {
+  ADMIN_SCOPE,
+  INBOUND_SCOPE,
+  PURCHASE_ORDERS_APPROVE_SCOPE,
+  REPORTS_APPROVE_SCOPE,
+  REST_COLLECTIONS,
+  TIMESHEETS_APPROVE_SCOPE,
+  TIMESHEETS_PROCESS_SCOPE,
+  WEBHOOKS_MANAGE_SCOPE,
+} from '../../domain/accounts/scopes';
 import { html } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, field, postForm, secretValue, table, time } from './components';
@@ -15,6 +24,8 @@ const SPECIAL_SCOPES: [string, string][] = [
   [WEBHOOKS_MANAGE_SCOPE, 'manage webhook endpoints and read delivery logs over REST'],
   [TIMESHEETS_APPROVE_SCOPE, 'lock and unlock timesheets (a manager)'],
   [TIMESHEETS_PROCESS_SCOPE, 'process timesheets and run payroll'],
+  [REPORTS_APPROVE_SCOPE, 'approve or reject daily and completion reports (a manager)'],
+  [PURCHASE_ORDERS_APPROVE_SCOPE, 'approve or reject purchase orders (an approver)'],
   [ADMIN_SCOPE, 'everything, including every scope above'],
 ];
 

@@ -7,7 +7,10 @@ import { Migration20261122000100RequestGuards } from './Migration20261122000100R
 import { Migration20261122000200WorkManagement } from './Migration20261122000200WorkManagement';
 import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
 import { Migration20261124000000Console } from './Migration20261124000000Console';
+import { Migration20261124000000Reporting } from './Migration20261124000000Reporting';
 import { Migration20261125000000OperatorDeliveries } from './Migration20261125000000OperatorDeliveries';
+import { Migration20261125000000PurchaseOrders } from './Migration20261125000000PurchaseOrders';
+import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -19,5 +22,8 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000200WorkManagement', class: Migration20261122000200WorkManagement },
   { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
   { name: 'Migration20261124000000Console', class: Migration20261124000000Console },
+  { name: 'Migration20261124000000Reporting', class: Migration20261124000000Reporting },
   { name: 'Migration20261125000000OperatorDeliveries', class: Migration20261125000000OperatorDeliveries },
+  { name: 'Migration20261125000000PurchaseOrders', class: Migration20261125000000PurchaseOrders },
+  { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
 ];

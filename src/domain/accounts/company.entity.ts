@@ -14,6 +14,10 @@ export class Company {
   @Property({ type: 'integer', default: 0 })
   workOrderSequence: Opt<number> = 0;
 
+  /** Last purchase order number handed out, the same way. */
+  @Property({ type: 'integer', default: 0 })
+  purchaseOrderSequence: Opt<number> = 0;
+
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   createdAt: Opt<Date> = new Date();
 }

@@ -1,6 +1,7 @@
 /**
  * Scopes an API key can hold. `<collection>:read` and `<collection>:write` guard the REST collections,
- * `timesheets:approve` and `timesheets:process` the manager's and payroll's timesheet actions,
+ * `timesheets:approve` and `timesheets:process` the manager's and payroll's timesheet actions, `reports:approve`
+ * and `purchase-orders:approve` decisions on reports and purchase orders,
  * `webhooks:inbound` the inbound endpoint, `webhooks:manage` webhook endpoints and deliveries; `admin`
  * grants everything.
  */
@@ -21,6 +22,9 @@ export const REST_COLLECTIONS = [
   'completion-reports',
   'skills',
   'work-types',
+  'approval-thresholds',
+  'report-schedules',
+  'report-runs',
 ] as const;
 
 export type RestCollection = (typeof REST_COLLECTIONS)[number];
@@ -32,11 +36,17 @@ export const WEBHOOKS_MANAGE_SCOPE = 'webhooks:manage';
 export const TIMESHEETS_APPROVE_SCOPE = 'timesheets:approve';
 /** Payroll's: process a locked timesheet, run a period's payroll batch. */
 export const TIMESHEETS_PROCESS_SCOPE = 'timesheets:process';
+/** A manager's decision on a daily or completion report: approve or reject it. */
+export const REPORTS_APPROVE_SCOPE = 'reports:approve';
+/** An approver's decision on a purchase order: approve or reject it. */
+export const PURCHASE_ORDERS_APPROVE_SCOPE = 'purchase-orders:approve';
 
 export const ALL_SCOPES: readonly string[] = [
   ...REST_COLLECTIONS.flatMap((c) => [`${c}:read`, `${c}:write`]),
   TIMESHEETS_APPROVE_SCOPE,
   TIMESHEETS_PROCESS_SCOPE,
+  REPORTS_APPROVE_SCOPE,
+  PURCHASE_ORDERS_APPROVE_SCOPE,
   INBOUND_SCOPE,
   WEBHOOKS_MANAGE_SCOPE,
   ADMIN_SCOPE,

@@ -94,3 +94,8 @@ export const employees = new RecordService<Employee, EmployeeRecord, EmployeeCre
     }
   },
 });
+
+/** 400 naming `field` unless `id` (when given) is an employee of the company. */
+export async function assertEmployee(em: EntityManager, companyId: string, id: string | null, field: string): Promise<void> {
+  if (id !== null && (await em.count(Employee, { id, company: companyId })) === 0) throw ApiError.invalid(field, 'does not match an employee of your company');
+}

@@ -5,6 +5,7 @@ import { changesBetween } from '../../events/changes';
 import { recordEvent } from '../../events/outbox';
 import type { EventKey, EventPayload } from '../../events/registry';
 import type { Actor } from '../accounts/actor';
+import { ApiKey } from '../accounts/api-key.entity';
 import { Company } from '../accounts/company.entity';
 import type { CompanyRecord } from '../company-record';
 import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
@@ -17,6 +18,8 @@ export interface ChangeContext {
   at: Date;
   /** Why, when the caller said (a deletion's reason). */
   reason?: string | null;
+  /** The API key's name, for records whose events carry it (RecordSpec.namesActor). */
+  actorName?: string;
 }
 
 /** An event a change produces, with the data of each shape that describes it. */
@@ -63,8 +66,10 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
    * record's wire form before an update (a status it may not leave, say), undefined for a create.
    */
   check?(em: EntityManager, entity: E, before?: Wire): Promise<void>;
-  /** Values the service assigns to a new record (a number from a sequence), after the checks. */
-  beforeInsert?(em: EntityManager, entity: E): Promise<void>;
+  /** Values the service assigns to a new record (a number from a sequence, who created it), after the checks. */
+  beforeInsert?(em: EntityManager, entity: E, ctx: ChangeContext): Promise<void>;
+  /** Whether the events name the acting API key (*_by_name): its name is then looked up for ChangeContext.actorName. */
+  namesActor?: boolean;
   events?: {
     created?(entity: E, ctx: ChangeContext): RecordedEvents;
     /** `before` and `after` are the record's wire form; only called when they differ. Several events are recorded in order. */
@@ -167,7 +172,9 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
       await tx.flush();
       await tx.populate(entity, this.relations() as never);
       const after = toWire(this.spec.wire, entity);
-      if (changed && this.spec.events?.updated) this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, { actor, at: entity.updatedAt }), options);
+      if (changed && this.spec.events?.updated) {
+        this.emit(tx, actor, this.spec.events.updated(entity, { before, after }, await this.context(tx, actor, entity.updatedAt)), options);
+      }
       return { record: after, changed };
     });
   }
@@ -176,7 +183,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     await em.transactional(async (tx) => {
       const entity = await this.loadForUpdate(tx, actor.companyId, id);
       this.spec.beforeUpdate?.(entity);
-      const ctx = { actor, at: new Date(), reason: options.reason ?? null };
+      const ctx = { ...(await this.context(tx, actor, new Date())), reason: options.reason ?? null };
       await this.spec.beforeDelete?.(tx, entity, ctx);
       if (this.spec.events?.deleted) this.emit(tx, actor, this.spec.events.deleted(entity, ctx), options);
       tx.remove(entity);
@@ -225,13 +232,20 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   }
 
   private async insert(tx: EntityManager, actor: Actor, entity: E, options: ChangeOptions): Promise<Wire> {
+    const ctx = await this.context(tx, actor, entity.createdAt);
     await this.spec.check?.(tx, entity);
-    await this.spec.beforeInsert?.(tx, entity);
+    await this.spec.beforeInsert?.(tx, entity, ctx);
     tx.persist(entity);
     await tx.flush();
     await tx.populate(entity, this.relations() as never);
-    if (this.spec.events?.created) this.emit(tx, actor, this.spec.events.created(entity, { actor, at: entity.createdAt }), options);
+    if (this.spec.events?.created) this.emit(tx, actor, this.spec.events.created(entity, ctx), options);
     return toWire(this.spec.wire, entity);
+  }
+
+  private async context(tx: EntityManager, actor: Actor, at: Date): Promise<ChangeContext> {
+    if (!this.spec.namesActor) return { actor, at };
+    const key = await tx.findOneOrFail(ApiKey, { id: actor.apiKeyId, company: actor.companyId }, { fields: ['name'] });
+    return { actor, at, actorName: key.name };
   }
 
   private emit(tx: EntityManager, actor: Actor, events: RecordedEvents, options: ChangeOptions): void {

@@ -10,6 +10,7 @@ import {
 import { ApiError } from '../../errors';
 import { RecordService } from '../records/record-service';
 import { normaliseState, splitAddress } from './postal-address';
+import { refuseWithPurchaseOrders } from './purchase-order.entity';
 import { Vendor } from './vendor.entity';
 
 /** Trimmed, without blanks or repeats (compared case-insensitively), in the order given. */
@@ -90,5 +91,8 @@ export const vendors = new RecordService<Vendor, VendorRecord, VendorCreate, Ven
       payload: { a: vendorUpdatedData(vendor, change, ctx), b: catalogVendorUpdatedData(vendor, change) },
     }),
     deleted: (vendor, ctx) => ({ key: 'vendor.deleted', payload: { a: vendorDeletedData(vendor, ctx), b: vendorDeletedData(vendor, ctx) } }),
+  },
+  async beforeDelete(em, vendor) {
+    await refuseWithPurchaseOrders(em, { vendor }, `Vendor "${vendor.name}"`);
   },
 });

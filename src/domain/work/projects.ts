@@ -11,6 +11,7 @@ import { Customer } from '../business/customer.entity';
 import { Location } from '../business/location.entity';
 import { lockNaturalKey } from '../natural-keys';
 import { Employee } from '../people/employee.entity';
+import { refuseWithPurchaseOrders } from '../supply/purchase-order.entity';
 import { type ChangeContext, type RecordedEvent, RecordService } from '../records/record-service';
 import { applyWire, type FieldMapping, toWire, type WireMapping } from '../records/wire-mapping';
 import { Project } from './project.entity';
@@ -103,6 +104,7 @@ export const projects = new RecordService<Project, ProjectRecord, never, Project
     deleted: (project, ctx) => ({ key: 'project.deleted', payload: projectDeletedPayload(project, ctx) }),
   },
   async beforeDelete(em, project, ctx) {
+    await refuseWithPurchaseOrders(em, { project }, `Project ${project.projectCode}`);
     const orders = await em.find(WorkOrder, { project }, { orderBy: { createdAt: 'asc', id: 'asc' }, fields: ['id'] });
     for (const { id } of orders) await workOrders.remove(em, ctx.actor, id, { reason: ctx.reason ?? null });
   },

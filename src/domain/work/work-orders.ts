@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
-import { workOrderCreatedEvents, workOrderDeletedEvent, workOrderUpdatedEvents } from '../../events/payloads/work-orders';
+import { recordEvent } from '../../events/outbox';
+import { statusChanged, workOrderCreatedEvents, workOrderDeletedEvent, workOrderUpdatedEvents } from '../../events/payloads/work-orders';
 import type { WorkOrderCreate, WorkOrder as WorkOrderRecord, WorkOrderUpdate } from '../../generated/schemas';
 import { parseTimestamp } from '../../schemas/formats';
 import { Employee } from '../people/employee.entity';
@@ -8,7 +9,8 @@ import { RecordService } from '../records/record-service';
 import type { FieldMapping } from '../records/wire-mapping';
 import { Project } from './project.entity';
 import { WorkOrder, type WorkOrderStatus } from './work-order.entity';
-import { assertTransition, CREATABLE_STATUSES } from './work-order-status';
+import { assertTransition, CREATABLE_STATUSES, INCOMPLETE_STATUSES } from './work-order-status';
+import type { Actor } from '../accounts/actor';
 
 /** Next per-company number (WO-000001, …), taken under the company row's lock; numbers a sender chose are skipped. */
 async function nextWorkOrderNumber(em: EntityManager, companyId: string): Promise<string> {
@@ -168,3 +170,18 @@ export const workOrders = new RecordService<WorkOrder, WorkOrderRecord, WorkOrde
     deleted: workOrderDeletedEvent,
   },
 });
+
+/**
+ * An approved completion report completes its work order from any incomplete status (webhooks.md 3, "any with a
+ * pending completion report"), with work_order.status_changed and workorder.completed, in the caller's
+ * transaction. One completed, closed or cancelled meanwhile is left as it is. Whether it changed.
+ */
+export async function completeWorkOrder(em: EntityManager, actor: Actor, workOrderId: string): Promise<boolean> {
+  const workOrder = await workOrders.loadForUpdate(em, actor.companyId, workOrderId);
+  if (!INCOMPLETE_STATUSES.includes(workOrder.status)) return false;
+  const previous = workOrder.status;
+  workOrder.status = 'complete';
+  await em.flush();
+  for (const event of statusChanged(workOrder, previous, { actor, at: workOrder.updatedAt })) recordEvent(em, actor, event.key, event.payload as never);
+  return true;
+}

@@ -11,7 +11,7 @@ export type Parents = Record<string, string>;
 
 /** What the shared suite needs to know about one REST collection. */
 export interface CrudFixture {
-  collection: 'customers' | 'locations' | 'contacts' | 'vendors' | 'vendor-locations' | 'projects' | 'work-orders' | 'employees' | 'time-off' | 'timesheets' | 'work-types';
+  collection: 'customers' | 'locations' | 'contacts' | 'vendors' | 'vendor-locations' | 'projects' | 'work-orders' | 'employees' | 'time-off' | 'timesheets' | 'work-types' | 'approval-thresholds';
   /** Its table, to count rows. */
   table: string;
   /** The wire fields of its natural key (unique case-insensitively); a 409 names the first. */

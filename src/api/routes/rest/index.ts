@@ -17,10 +17,16 @@ export function restRouteSpecs(deps: AppDeps): RouteSpec[] {
   ];
 }
 
-/** The REST router, under the version prefix of rest-api.md §9. */
-export function restRoutes(deps: AppDeps, specs: RouteSpec[] = restRouteSpecs(deps)): Router<AppState> {
-  const router = new Router<AppState>({ prefix: '/api/v1' });
-  parseRecordIds(router);
-  for (const spec of specs) mountRoute(router, spec, deps.validator);
-  return router;
+/**
+ * The REST routers, under the version prefix of rest-api.md §9: the routes that take a file (mounted ahead of the
+ * JSON body reader), and the others.
+ */
+export function restRoutes(deps: AppDeps, specs: RouteSpec[] = restRouteSpecs(deps)): { files: Router<AppState>; json: Router<AppState> } {
+  const router = (of: RouteSpec[]) => {
+    const mounted = new Router<AppState>({ prefix: '/api/v1' });
+    parseRecordIds(mounted);
+    for (const spec of of) mountRoute(mounted, spec, deps.validator);
+    return mounted;
+  };
+  return { files: router(specs.filter((s) => s.file)), json: router(specs.filter((s) => !s.file)) };
 }

@@ -4,6 +4,7 @@ import { customerOperations } from './customer';
 import { employeeOperations } from './employee';
 import { locationOperations } from './location';
 import { projectClosed, projectCreated, projectDeleted, projectSearch, projectUpdated } from './project';
+import { reportCompletionApproved, reportCompletionSubmitted, reportDailySubmitted } from './report';
 import { testConnection } from './test-connection';
 import { timeOffOperations } from './time-off';
 import { timesheetOperations } from './timesheet';
@@ -33,4 +34,7 @@ export const INBOUND_OPERATIONS: InboundOperation<never>[] = [
   ...vendorOperations,
   ...timeOffOperations,
   ...timesheetOperations,
+  reportDailySubmitted,
+  reportCompletionSubmitted,
+  reportCompletionApproved,
 ] as InboundOperation<never>[];
