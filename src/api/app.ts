@@ -48,7 +48,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(
     underPath(
       '/api/v1',
-      authenticate(),
+      authenticate(deps.apiKeys),
       rateLimit('rest'),
       readJsonBody(deps.config.bodyLimitBytes),
       requireValidBody(),

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../crypto/secret-box';
 import type { Principal } from './actor';
 import { ApiKey } from './api-key.entity';
@@ -9,7 +9,7 @@ import { isUuid } from '../../schemas/formats';
 import { addBuiltInWorkTypes } from '../time/work-types';
 
 /** Keys look like `cik_<12 id chars>_<43 secret chars>`; the part before the second underscore is the prefix. */
-const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
+export const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -78,24 +78,24 @@ export async function revokeApiKey(em: EntityManager, idOrPrefix: string): Promi
   return apiKey;
 }
 
-/** The principal a presented key stands for, or null for a malformed, unknown or revoked key. */
-export async function authenticateApiKey(em: EntityManager, presented: string): Promise<Principal | null> {
-  const match = KEY_PATTERN.exec(presented);
-  if (!match) return null;
+/** The active key with this prefix, as the principal it stands for and the hash the presented key must match. */
+export async function findApiKey(em: EntityManager, prefix: string): Promise<{ principal: Principal; keyHash: string } | null> {
   const [row] = await em.execute<
     { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string }[]
   >(
     `select id, company_id, name, key_hash, scopes, signing_secret_sealed
        from api_keys where prefix = ? and revoked_at is null`,
-    [match[1]],
+    [prefix],
   );
   if (!row) return null;
-  if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hashKey(presented), 'hex'))) return null;
   return {
-    apiKeyId: row.id,
-    companyId: row.company_id,
-    apiKeyName: row.name,
-    scopes: row.scopes,
-    signingSecretSealed: row.signing_secret_sealed,
+    keyHash: row.key_hash,
+    principal: {
+      apiKeyId: row.id,
+      companyId: row.company_id,
+      apiKeyName: row.name,
+      scopes: row.scopes,
+      signingSecretSealed: row.signing_secret_sealed,
+    },
   };
 }
