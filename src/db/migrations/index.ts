@@ -7,6 +7,7 @@ import { Migration20261122000100RequestGuards } from './Migration20261122000100R
 import { Migration20261122000200WorkManagement } from './Migration20261122000200WorkManagement';
 import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
 import { Migration20261124000000RequestAdmission } from './Migration20261124000000RequestAdmission';
+import { Migration20261124000100RecordCounts } from './Migration20261124000100RecordCounts';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000200WorkManagement', class: Migration20261122000200WorkManagement },
   { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
   { name: 'Migration20261124000000RequestAdmission', class: Migration20261124000000RequestAdmission },
+  { name: 'Migration20261124000100RecordCounts', class: Migration20261124000100RecordCounts },
 ];
