@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
+import { createRetentionActivities } from './retention';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
@@ -14,5 +15,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectClosingActivities(deps),
     ...createPayrollRunActivities(deps),
     ...createWebhookDeliveryActivities(deps),
+    ...createRetentionActivities(deps),
   });
 }

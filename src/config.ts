@@ -32,6 +32,14 @@ export interface Config {
   };
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
+  retention: {
+    outboxDays: number;
+    rateLimitDays: number;
+    deliveryDays: number;
+    everyMinutes: number;
+    batchSize: number;
+  };
 }
 
 interface Setting<T> {
@@ -139,6 +147,15 @@ export const SETTINGS = {
     parse: boolean,
   },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
+  RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
+  RETENTION_DELIVERY_DAYS: {
+    description: 'days a finished webhook delivery (with its attempts and alerts) is kept; at least 31, as a failed one waits 30 days for a re-run',
+    default: '90',
+    parse: integer(31, 3650),
+  },
+  RETENTION_EVERY_MINUTES: { description: 'how often the retention schedule runs', default: '60', parse: integer(1, 10080) },
+  RETENTION_BATCH_SIZE: { description: 'rows deleted per statement (each its own short transaction)', default: '1000', parse: integer(1, 100000) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -182,5 +199,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inboundWaitMs: v.INBOUND_WAIT_MS,
     webhooks: { allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK, retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE, timeoutMs: v.WEBHOOK_TIMEOUT_MS },
     outboxPollMs: v.OUTBOX_POLL_MS,
+    retention: {
+      outboxDays: v.RETENTION_OUTBOX_DAYS,
+      rateLimitDays: v.RETENTION_RATE_LIMIT_DAYS,
+      deliveryDays: v.RETENTION_DELIVERY_DAYS,
+      everyMinutes: v.RETENTION_EVERY_MINUTES,
+      batchSize: v.RETENTION_BATCH_SIZE,
+    },
   };
 }

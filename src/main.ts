@@ -16,6 +16,7 @@ import { createLogger } from './logger';
 import { onShutdownSignal } from './shutdown';
 import { connectTemporalClient } from './temporal/connection';
 import { startTemporalDevServer } from './temporal/dev-server';
+import { ensureRetentionSchedule } from './temporal/retention-schedule';
 import { installTemporalRuntime } from './temporal/runtime';
 import { startWorker } from './worker/worker';
 
@@ -70,6 +71,7 @@ async function main() {
     stops.push(() => temporal.connection.close());
     const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
     stops.push(() => dispatcher.stop());
+    await ensureRetentionSchedule(temporal, config);
     const api = await startApi({ config, orm, temporal, logger });
     stops.push(() => api.close());
 

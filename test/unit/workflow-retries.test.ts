@@ -18,6 +18,6 @@ describe('activity retry policies', () => {
 
   it('finds the workflows that call activities', () => {
     const withActivities = files.filter((f) => readFileSync(path.join(dir, f), 'utf8').includes('proxyActivities'));
-    expect(withActivities.sort()).toEqual(['payroll-run.ts', 'project-closing.ts', 'project-creation.ts', 'webhook-delivery.ts']);
+    expect(withActivities.sort()).toEqual(['payroll-run.ts', 'project-closing.ts', 'project-creation.ts', 'retention.ts', 'webhook-delivery.ts']);
   });
 });
