@@ -6,7 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  * the request back out of every window when one is over its limit. It replaces consume_rate_limit() (a
  * loop of one upsert per window) and the separate replay-guard statement, so an API process that knows the
  * key from its cache makes one round trip before the handler. Row locks are taken in the policy's window
- * order, as before, so concurrent callers across processes serialise without deadlocks.
+ * order, as before, so concurrent callers across processes serialise without deadlocks. A request that only
+ * counts commits without waiting for its WAL to reach the disk: a read (GET) then waits for no disk flush.
  *
  * api_keys changes are announced on the channel `api_keys` (the prefix), so API processes drop a key from
  * their cache at once.
@@ -28,7 +29,11 @@ export class Migration20261124000000RequestAdmission extends Migration {
           return query select 'revoked'::text, null::int, null::int, null::timestamptz;
           return;
         end if;
-        if p_signature is not null then
+        if p_signature is null then
+          -- Counters alone need not wait for the disk: a database crash can forget the last moment's counts
+          -- (a key may then get a few requests more), never a signature nor anything else.
+          perform set_config('synchronous_commit', 'off', true);
+        else
           delete from inbound_signatures s where s.api_key_id = p_key and s.seen_at < v_now - make_interval(secs => p_signature_ttl_seconds);
           insert into inbound_signatures (api_key_id, signature) values (p_key, p_signature) on conflict do nothing;
           if not found then
