@@ -135,6 +135,7 @@ async function main() {
     const [{ data }] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [tenant.companyId])).rows;
     const probe = new DeliveryProbe(db, { companyId: deliveryTenant.companyId, eventType: 'customer.created', data }, receiver);
     await deliveryPhase(temporal, noopQueue, probe);
+    if (!QUICK) await workflowShapePhase(compiled.entry('bench/temporal-variants.ts'), servers.temporalAddress, dir);
 
     const scaleTenant = await seedTenant(orm, key, 'Bench Scale', { keys: 100, projects: 1 });
     await scalePhase(db, service, scaleTenant);
@@ -348,6 +349,28 @@ async function deliveryPhase(temporal: TemporalClient, noopQueue: string, probe:
     target: '0 lost',
     verdict: verdict(tally.lost === 0),
   });
+}
+
+/** What parts of a delivery's workflow shape cost on this server (bench/temporal-variants.ts): measured proposals. */
+async function workflowShapePhase(script: string, temporalAddress: string, logDir: string): Promise<void> {
+  const variants = startNode('temporal-variants', script, { TEMPORAL_ADDRESS: temporalAddress, VARIANT_SECONDS: String(SECONDS) }, { logDir });
+  await new Promise((resolve) => variants.child.once('exit', resolve));
+  const lines = variants
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{"variant"'))
+    .map((line) => JSON.parse(line) as { variant: string; perSecond: number; alone: { p50: number; p99: number; max: number } });
+  if (lines.length === 0) throw new Error(`temporal-variants printed nothing:\n${variants.output()}`);
+  for (const line of lines) {
+    record({
+      work: `6d. Workflow shape: ${line.variant}`,
+      ceiling: `${fmt(lines[0]!.perSecond)}/s`,
+      service: `${fmt(line.perSecond)}/s with 50 in flight; one at a time ${latency(line.alone)}`,
+      ratio: (line.perSecond / lines[0]!.perSecond).toFixed(2),
+      target: '–',
+      verdict: '',
+    });
+  }
 }
 
 /** One tenant with 10 k, 100 k and 1 M work orders: a page of 100 at the start and 50,000 deep, against raw SQL. */
