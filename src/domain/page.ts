@@ -115,18 +115,23 @@ async function countMatches<T extends object>(em: EntityManager, entity: EntityN
   return Number(row!.n);
 }
 
-/** The one row matching `where`, as a plain row (see findPage), or null. */
+const recordRows = new Map<string, string>();
+
+/** A company's record by id as a plain row (see findPage), or null; its statement is written once per entity. */
 export async function findRow<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
-  where: FilterQuery<T>,
+  key: { companyId: string; id: string },
   columns: Record<string, string> = {},
 ): Promise<Row<T> | null> {
-  const [row] = await em
-    .createQueryBuilder(entity, 'r')
-    .select(['*', ...extraColumns(columns)])
-    .where(where)
-    .limit(1)
-    .execute<Row<T>[]>('all', true);
-  return row ?? null;
+  const meta = em.getMetadata().find(entity)! as EntityMetadata;
+  const cacheKey = `${meta.className} ${JSON.stringify(columns)}`;
+  let sql = recordRows.get(cacheKey);
+  if (!sql) {
+    const extra = Object.entries(columns).map(([name, select]) => `, (${select}) as "${name}"`).join('');
+    sql = `select "r".*${extra} from "${meta.tableName}" as "r" where "r"."id" = ? and "r"."${meta.properties.company!.fieldNames[0]}" = ? limit 1`;
+    recordRows.set(cacheKey, sql);
+  }
+  const [row] = await em.execute<EntityDictionary<object>[]>(sql, [key.id, key.companyId]);
+  return row ? (em.getDriver().mapResult(row, meta) as unknown as Row<T>) : null;
 }

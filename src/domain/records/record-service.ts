@@ -112,10 +112,9 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   }
 
   async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {
-    const where = { id, company: companyId } as FilterQuery<E>;
     const view = this.readsRows
-      ? await findRow(em, this.spec.entity, where, this.spec.rowColumns)
-      : await em.findOne(this.spec.entity, where, { populate: (this.spec.wireRelations ?? []) as never });
+      ? await findRow(em, this.spec.entity, { companyId, id }, this.spec.rowColumns)
+      : await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.wireRelations ?? []) as never });
     if (!view) throw ApiError.notFound(this.spec.label);
     return toWire(this.spec.wire, view as View<E>);
   }
