@@ -54,8 +54,16 @@ export class DeliveryProbe {
     });
   }
 
-  /** Commits `perSecond` events a second for `seconds`, paced, then waits until each was received (up to `drainMs`). */
-  async run(perSecond: number, seconds: number, drainMs = 60_000): Promise<{ sent: number; received: number; perSecond: number; latency: { p50: number; p99: number; max: number } }> {
+  /**
+   * Commits `perSecond` events a second for `seconds`, paced, then waits until each was received (up to
+   * `drainMs`). `falling behind`: the last quarter of the events took markedly longer than the first (a backlog
+   * grew).
+   */
+  async run(
+    perSecond: number,
+    seconds: number,
+    drainMs = 60_000,
+  ): Promise<{ sent: number; received: number; perSecond: number; fallingBehind: boolean; latency: { p50: number; p99: number; max: number } }> {
     const count = Math.max(1, Math.round(perSecond * seconds));
     const ids: string[] = [];
     const started = Date.now();
@@ -72,11 +80,16 @@ export class DeliveryProbe {
     while (ids.some((id) => !this.receivedAt.has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const received = ids.filter((id) => this.receivedAt.has(id));
     const lastReceipt = Math.max(...received.map((id) => this.receivedAt.get(id)!));
+    const latencyOf = (id: string) => this.receivedAt.get(id)! - this.committedAt.get(id)!;
+    const quarter = Math.max(1, Math.floor(received.length / 4));
+    const first = summary(received.slice(0, quarter).map(latencyOf)).p50;
+    const last = summary(received.slice(-quarter).map(latencyOf)).p50;
     return {
       sent: count,
       received: received.length,
       perSecond: received.length / Math.max(0.001, (lastReceipt - started) / 1000),
-      latency: summary(received.map((id) => this.receivedAt.get(id)! - this.committedAt.get(id)!)),
+      fallingBehind: last > 2 * first + 200,
+      latency: summary(received.map(latencyOf)),
     };
   }
 

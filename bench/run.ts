@@ -315,10 +315,11 @@ async function deliveryPhase(temporal: TemporalClient, noopQueue: string, probe:
     const offered = ceiling * fraction;
     const step = await profiled(`6. deliveries at ${fmt(offered)}/s`, () => probe.run(offered, stepSeconds));
     baseline ??= step.latency.p50;
-    steps.push(`${fmt(offered)}/s → ${fmt(step.perSecond)}/s p50 ${fmt(step.latency.p50)} ms`);
-    const bent = step.received < step.sent || step.perSecond < 0.9 * offered || step.latency.p50 > Math.max(2 * baseline, baseline + 500);
+    steps.push(`${fmt(offered)}/s: p50 ${fmt(step.latency.p50)} ms${step.fallingBehind ? ', falling behind' : ''}`);
+    // Kept up: every event delivered, no backlog growing within the step, and the latency not bent upwards.
+    const bent = step.received < step.sent || step.fallingBehind || step.latency.p50 > Math.max(2 * baseline, baseline + 500);
     if (bent) break;
-    sustained = step.perSecond;
+    sustained = offered;
   }
   const ratio = sustained / ceiling;
   record({
