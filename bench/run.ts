@@ -10,7 +10,7 @@
  */
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
@@ -76,6 +76,8 @@ async function profiled<T>(label: string, work: () => Promise<T>): Promise<T> {
 async function main() {
   const started = Date.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
+  // As root, PostgreSQL runs as the postgres user: a folder it can enter keeps its clusters in here, removed with it.
+  chmodSync(dir, 0o755);
   const profileDir = PROFILE ? mkdtempSync(path.join(os.tmpdir(), 'construction-bench-profiles-')) : undefined;
   console.log(`${QUICK ? 'Quick' : 'Full'} benchmark: ${SECONDS} s load phases, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
