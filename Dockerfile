@@ -27,6 +27,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY schemas ./schemas
+# The console's stylesheet and script, read from src/console/assets as in the repo.
+COPY src/console/assets ./src/console/assets
 USER node
 EXPOSE 3000
 CMD ["npm", "run", "start:api"]

@@ -40,6 +40,14 @@ export interface Config {
     everyMinutes: number;
     batchSize: number;
   };
+  /** Trust X-Forwarded-For and X-Forwarded-Proto (the API runs behind a proxy that sets them). */
+  trustProxy: boolean;
+  console: {
+    /** A console session ends after this long without a request… */
+    sessionIdleMs: number;
+    /** …and this long after sign-in in any case. */
+    sessionMaxMs: number;
+  };
 }
 
 interface Setting<T> {
@@ -156,6 +164,13 @@ export const SETTINGS = {
   },
   RETENTION_EVERY_MINUTES: { description: 'how often the retention schedule runs', default: '60', parse: integer(1, 10080) },
   RETENTION_BATCH_SIZE: { description: 'rows deleted per statement (each its own short transaction)', default: '1000', parse: integer(1, 100000) },
+  TRUST_PROXY: {
+    description: 'take the client address and protocol from X-Forwarded-For / X-Forwarded-Proto (behind a proxy that sets them)',
+    default: 'false',
+    parse: boolean,
+  },
+  CONSOLE_SESSION_IDLE_MINUTES: { description: 'a console session ends after this many minutes without a request', default: '30', parse: integer(1, 1440) },
+  CONSOLE_SESSION_MAX_HOURS: { description: 'a console session ends this many hours after sign-in', default: '12', parse: integer(1, 720) },
 } satisfies Record<string, Setting<unknown>>;
 
 type SettingName = keyof typeof SETTINGS;
@@ -206,5 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       everyMinutes: v.RETENTION_EVERY_MINUTES,
       batchSize: v.RETENTION_BATCH_SIZE,
     },
+    trustProxy: v.TRUST_PROXY,
+    console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },
   };
 }

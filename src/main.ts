@@ -117,6 +117,7 @@ Construction integration service is running.
   Inbound webhooks ${base}/webhooks/inbound
   Health           ${base}/health
   API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
+  Console          ${base}/console (first admin: npm run cli -- user create)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}
   Data             ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL on port ${LOCAL_POSTGRES_PORT}, data in ${clusterDir}`}
 

@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import { consoleApp } from '../console/app';
 import type { AppDeps, AppState } from './context';
 import { authenticate } from './middleware/authenticate';
 import { errorHandler } from './middleware/error-handler';
@@ -30,11 +31,15 @@ export function createRouters(deps: AppDeps) {
  * The whole HTTP surface, in the order a request meets it:
  * security headers → request id + logger + EntityManager → error body → storable query text → health | API reference |
  * /api/v1 (auth → rate limit → JSON body → resource routes, writes behind Idempotency-Key) | /webhooks/inbound (its own
- * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) → 404.
+ * chain: auth → scope → body bytes → signature → Idempotency-Key → replay guard → rate limit → JSON) | /console (the
+ * account settings console: HTML pages behind a session, see src/console/app.ts) → 404.
  */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.silent = true;
+  app.proxy = deps.config.trustProxy;
+  // Only the address the trusted proxy appended: earlier X-Forwarded-For entries are whatever the client sent.
+  app.maxIpsCount = 1;
   const { health, docs, rest, inbound } = createRouters(deps);
 
   app.use(securityHeaders());
@@ -58,5 +63,6 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   );
   app.use(inbound.routes());
   app.use(inbound.allowedMethods());
+  app.use(underPath('/console', consoleApp(deps)));
   return app;
 }

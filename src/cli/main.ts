@@ -5,6 +5,8 @@ import { parseEncryptionKey } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { runningEmbeddedPostgresUrl, startEmbeddedPostgres } from '../db/embedded-postgres';
 import { connectOrm, migrate } from '../db/orm';
+import { CONSOLE_ROLES, type ConsoleRole } from '../console/users/console-user.entity';
+import { createUser, listUsers, resetPassword } from '../console/users/users-service';
 import { Company } from '../domain/accounts/company.entity';
 import { createCompany, issueApiKey, listApiKeys, revokeApiKey } from '../domain/accounts/api-keys-service';
 import { ALL_SCOPES } from '../domain/accounts/scopes';
@@ -37,6 +39,13 @@ const USAGE = `Usage: npm run cli -- <command>
   work-type set --company <id> <code or name> [--name <name>] [--code <code>] [--billable yes|no]
                 [--requires-work-order yes|no|auto] [--pay-multiplier <n>] [--active yes|no] [--default]
                                                          change a work type (auto: billable decides)
+  user create --company <id> --email <email> --name <name> [--role admin|viewer]
+                                                         add a console user (the company's first admin:
+                                                         role admin, the default); prints a generated
+                                                         password once
+  user list --company <id>
+  user reset-password <email>                            a new generated password, printed once; the
+                                                         user's sessions end
   scopes                                                 list the scopes a key can hold
 
 Uses DATABASE_URL (and ENCRYPTION_KEY) when set; otherwise the embedded database of \`npm start\` in .data/,
@@ -46,6 +55,8 @@ interface Args {
   positionals: string[];
   company?: string;
   name?: string;
+  email?: string;
+  role?: string;
   scopes?: string;
   code?: string;
   billable?: string;
@@ -73,6 +84,12 @@ async function companyOf(em: EntityManager, id: string | undefined): Promise<str
 
 /** Work types record no events, so no API key is named as the origin of the change. */
 const operator = (companyId: string): Actor => ({ companyId, apiKeyId: 'operator' });
+
+/** A refusal of the services, as the CLI prints it: the field and why. */
+const asCliError = (error: unknown): never => {
+  if (error instanceof ApiError) throw new Error(error.message, { cause: error });
+  throw error;
+};
 
 const flag = (value: string | undefined, option: string): boolean | undefined => {
   if (value === undefined) return undefined;
@@ -148,6 +165,30 @@ const COMMANDS: Record<string, Command> = {
     if (!key) throw new Error(`No API key ${positionals[0]}`);
     console.log(`Revoked ${key.prefix} (${key.name})`);
   },
+  'user create': async (em, { company, email, name, role }) => {
+    const chosen = role ?? 'admin';
+    if (!CONSOLE_ROLES.includes(chosen as ConsoleRole)) throw new Error(`--role takes ${CONSOLE_ROLES.join(' or ')}`);
+    const { user, password } = await createUser(em, {
+      companyId: await companyOf(em, company),
+      email: need(email, '--email'),
+      name: need(name, '--name'),
+      role: chosen as ConsoleRole,
+    }).catch(asCliError);
+    console.log(`Console user created (the password is shown only now; sign in at /console and change it there)
+  id:        ${user.id}
+  email:     ${user.email}
+  role:      ${user.role}
+  password:  ${password}`);
+  },
+  'user list': async (em, { company }) => {
+    for (const u of await listUsers(em, await companyOf(em, company))) {
+      console.log(`${u.id}  ${u.email}  ${u.name}  ${u.role}  last sign-in ${u.lastSignInAt?.toISOString() ?? 'never'}`);
+    }
+  },
+  'user reset-password': async (em, { positionals }) => {
+    const { user, password } = await resetPassword(em, need(positionals[0], '<email>')).catch(asCliError);
+    console.log(`Password reset for ${user.email} (shown only now; their sessions have ended)\n  password:  ${password}`);
+  },
   'skill add': async (em, { company, positionals }) => {
     const companyId = need(company, '--company');
     for (const name of positionals) {
@@ -202,6 +243,8 @@ async function main() {
     options: {
       company: { type: 'string' },
       name: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string' },
       scopes: { type: 'string' },
       code: { type: 'string' },
       billable: { type: 'string' },

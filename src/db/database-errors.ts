@@ -6,8 +6,9 @@ const codeOf = (error: unknown): string => String((error as { code?: unknown } |
 
 /**
  * The database cannot be reached or is restarting: connection errors (SQLSTATE class 08 but for protocol
- * violations), shutdowns and start-ups (57P01–57P03), refused or reset sockets, and a pool that found no
- * connection in time.
+ * violations), shutdowns and start-ups (57P01–57P03), refused or reset sockets, a pool that found no
+ * connection in time, and the next query of a transaction whose connection was lost (knex: "Transaction query
+ * already complete").
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error);
@@ -15,7 +16,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const { name, message } = (error ?? {}) as { name?: string; message?: string };
   return (
     name === 'KnexTimeoutError' ||
-    /Connection terminated|connection to server|terminating connection|not queryable|socket has been ended|connection timeout|Connection ended/i.test(message ?? '')
+    /Connection terminated|connection to server|terminating connection|not queryable|socket has been ended|connection timeout|Connection ended|Transaction query already complete/i.test(message ?? '')
   );
 }
 

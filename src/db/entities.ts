@@ -1,3 +1,4 @@
+import { ConsoleUser } from '../console/users/console-user.entity';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { Company } from '../domain/accounts/company.entity';
 import { Contact } from '../domain/business/contact.entity';
@@ -46,4 +47,5 @@ export const ENTITIES = [
   WebhookDelivery,
   DeliveryAttempt,
   WebhookAlert,
+  ConsoleUser,
 ];

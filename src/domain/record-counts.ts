@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * The tables whose inserts and deletes are counted per company in record_counts (by triggers; see
- * Migration20261124000100RecordCounts): a company's unfiltered list reads its exact total there instead of
+ * Migration20261125000100RecordCounts): a company's unfiltered list reads its exact total there instead of
  * counting rows.
  */
 export const COUNTED_TABLES: ReadonlySet<string> = new Set([

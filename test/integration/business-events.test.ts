@@ -1,10 +1,9 @@
 import { restClient } from '../helpers/api-client';
-import { type Delivery, eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type Delivery, eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, type OutboxRow, startEventDeliveries } from '../helpers/event-deliveries';
 import { outboxOf } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, type JsonResponse, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { createTenant, type JsonResponse, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
 
 const EVENT_NAMES = [
   'contact.created',
@@ -29,15 +28,14 @@ const SHAPE_B_NAMES = ['vendor.created', 'vendor.updated', 'vendor.deleted'];
  * webhooks.md 6, 6.1, 6.2 and schemas/events/.
  */
 describe('customer, location, contact and vendor events on real HTTPS deliveries (shapes A and B)', () => {
+  let events: EventDeliveries;
   let stack: TestStack;
   let owner: Tenant; // owns the endpoints; makes no changes, so echo prevention keeps nothing back
   let restKey: Tenant; // makes the REST changes
   let inboundKey: Tenant; // sends the inbound operations
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
   let endpointA: RegisteredEndpoint;
   let endpointB: RegisteredEndpoint;
-  let outbox: Awaited<ReturnType<typeof outboxOf>>;
+  let outbox: OutboxRow[];
   let inA: Delivery[];
   let inB: Delivery[];
   /** Outbox size around updates that change nothing. */
@@ -49,23 +47,11 @@ describe('customer, location, contact and vendor events on real HTTPS deliveries
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    restKey = await addApiKey(stack, owner, ['admin']);
-    inboundKey = await addApiKey(stack, owner, ['webhooks:inbound']);
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['*'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['*'], payload_shape: 'B' });
-
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const response = await request(stack.baseUrl, method, `/api/v1${path}`, { key: restKey.key, body });
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    events = await startEventDeliveries();
+    ({ stack, owner, restKey, inboundKey, endpointA, endpointB } = events);
+    const rest = events.rest;
     const send = async (eventType: string, data: Record<string, unknown>) => {
-      const response = await sendInbound(stack.baseUrl, inboundKey, envelope(eventType, data));
-      if (response.status !== 200) throw new Error(`${eventType}: ${response.status} ${JSON.stringify(response.body)}`);
+      const response = await events.send(eventType, data);
       inbound[`${eventType} ${Object.keys(inbound).filter((k) => k.startsWith(eventType)).length}`] = response;
       madeBy.set(response.body.record_id, inboundKey.apiKeyId);
       return response.body;
@@ -162,20 +148,10 @@ describe('customer, location, contact and vendor events on real HTTPS deliveries
     await send('vendor.deleted', { vendor_name: 'Maple Masonry' });
     await send('customer.deleted', { customer_name: 'Harbour Group' });
 
-    outbox = await outboxOf(stack, owner.companyId);
-    await waitFor(async () => {
-      const [row] = await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [owner.companyId]);
-      return Number(row!.n) === 0;
-    });
-    inA = (await receiverA.waitForRequests(outbox.length, 30_000)).map(parseDelivery);
-    inB = (await receiverB.waitForRequests(outbox.length, 30_000)).map(parseDelivery);
+    ({ outbox, inA, inB } = await events.collect());
   });
 
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   const byEventId = (deliveries: Delivery[], eventId: string) => deliveries.find((d) => (d.body.event_id ?? null) === eventId);
   /** The shape A deliveries of an event about a record. */
@@ -186,8 +162,8 @@ describe('customer, location, contact and vendor events on real HTTPS deliveries
     expect([...new Set(outbox.map((e) => e.event_type))].sort()).toEqual(EVENT_NAMES);
     expect([...new Set(inA.map((d) => d.event))].sort()).toEqual(EVENT_NAMES);
     expect([...new Set(inB.map((d) => d.event))].sort()).toEqual(EVENT_NAMES);
-    expect(receiverA.requests).toHaveLength(outbox.length);
-    expect(receiverB.requests).toHaveLength(outbox.length);
+    expect(inA).toHaveLength(outbox.length);
+    expect(inB).toHaveLength(outbox.length);
     expect(new Set(inA.map((d) => d.request.headers['x-webhook-id'])).size).toBe(outbox.length);
     expect(inA.map((d) => d.body.event_id).sort()).toEqual(outbox.map((e) => e.id).sort());
   });

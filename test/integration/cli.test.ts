@@ -1,22 +1,6 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/paths';
+import { cliField, runCli } from '../helpers/cli';
 import { request, startStack, type TestStack } from '../helpers/stack';
 
-/** Runs `npm run cli -- …` (the same entry point) against the test database. */
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, DATABASE_URL: stack.config.databaseUrl };
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-  });
-}
-
-const field = (output: string, name: string) => new RegExp(`${name}:\\s+(\\S+)`).exec(output)?.[1];
 
 let stack: TestStack;
 
@@ -28,58 +12,58 @@ describe('operator CLI', () => {
   afterAll(() => stack.close());
 
   it('creates a company and a key that works, lists it without the secret, and revokes it', async () => {
-    const company = await cli('company', 'create', 'CLI', 'Builders');
+    const company = await runCli(stack, 'company', 'create', 'CLI', 'Builders');
     expect(company.code).toBe(0);
-    const companyId = field(company.stdout, 'id')!;
+    const companyId = cliField(company.stdout, 'id')!;
     expect(companyId).toMatch(/^[0-9a-f-]{36}$/);
 
-    const created = await cli('key', 'create', '--company', companyId, '--name', 'ERP sync', '--scopes', 'projects:read,webhooks:inbound');
+    const created = await runCli(stack, 'key', 'create', '--company', companyId, '--name', 'ERP sync', '--scopes', 'projects:read,webhooks:inbound');
     expect(created.code).toBe(0);
-    const key = field(created.stdout, 'key')!;
-    const prefix = field(created.stdout, 'prefix')!;
+    const key = cliField(created.stdout, 'key')!;
+    const prefix = cliField(created.stdout, 'prefix')!;
     expect(key.startsWith(`${prefix}_`)).toBe(true);
-    expect(field(created.stdout, 'secret')).toMatch(/^whsec_/);
+    expect(cliField(created.stdout, 'secret')).toMatch(/^whsec_/);
 
     expect((await request(stack.baseUrl, 'GET', '/api/v1/projects', { key })).status).toBe(200);
     const [stored] = await stack.em().execute<{ key_hash: string; signing_secret_sealed: string }[]>('select key_hash, signing_secret_sealed from api_keys where prefix = ?', [prefix]);
     expect(JSON.stringify(stored)).not.toContain(key.slice(prefix.length + 1));
-    expect(JSON.stringify(stored)).not.toContain(field(created.stdout, 'secret')!);
+    expect(JSON.stringify(stored)).not.toContain(cliField(created.stdout, 'secret')!);
 
-    const listed = await cli('key', 'list', '--company', companyId);
+    const listed = await runCli(stack, 'key', 'list', '--company', companyId);
     expect(listed.stdout).toContain(prefix);
     expect(listed.stdout).toContain('ERP sync');
     expect(listed.stdout).not.toContain(key);
 
-    expect((await cli('key', 'revoke', prefix)).code).toBe(0);
+    expect((await runCli(stack, 'key', 'revoke', prefix)).code).toBe(0);
     expect((await request(stack.baseUrl, 'GET', '/api/v1/projects', { key })).status).toBe(401);
-    expect((await cli('key', 'list', '--company', companyId)).stdout).toContain('revoked');
+    expect((await runCli(stack, 'key', 'list', '--company', companyId)).stdout).toContain('revoked');
   }, 60_000);
 
   it('manages the skill library and refuses unknown scopes', async () => {
-    const companyId = field((await cli('company', 'create', 'Skills Co')).stdout, 'id')!;
-    const added = await cli('skill', 'add', '--company', companyId, 'Welding', 'Rigging', 'welding');
+    const companyId = cliField((await runCli(stack, 'company', 'create', 'Skills Co')).stdout, 'id')!;
+    const added = await runCli(stack, 'skill', 'add', '--company', companyId, 'Welding', 'Rigging', 'welding');
     expect(added.stdout).toContain('Added Welding');
     expect(added.stdout).toContain('Already there: welding');
-    expect((await cli('skill', 'list', '--company', companyId)).stdout.trim().split('\n')).toHaveLength(2);
+    expect((await runCli(stack, 'skill', 'list', '--company', companyId)).stdout.trim().split('\n')).toHaveLength(2);
 
-    const bad = await cli('key', 'create', '--company', companyId, '--name', 'x', '--scopes', 'projects:read,everything');
+    const bad = await runCli(stack, 'key', 'create', '--company', companyId, '--name', 'x', '--scopes', 'projects:read,everything');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('Unknown scopes: everything');
   }, 60_000);
 
   it("manages a company's work types: lists the built-ins, adds its own, changes and deactivates them, as REST sees them", async () => {
-    const companyId = field((await cli('company', 'create', 'Work Types Co')).stdout, 'id')!;
-    const listed = await cli('work-type', 'list', '--company', companyId);
+    const companyId = cliField((await runCli(stack, 'company', 'create', 'Work Types Co')).stdout, 'id')!;
+    const listed = await runCli(stack, 'work-type', 'list', '--company', companyId);
     expect(listed.stdout.trim().split('\n').map((line) => line.split(/\s{2,}/)[0])).toEqual(['REG', 'OT', 'VAC', 'SICK', 'HOL']);
     expect(listed.stdout).toMatch(/^REG\s+Regular\s+billable\s+work order required\s+x1\s+active\s+default$/m);
 
-    const added = await cli('work-type', 'add', '--company', companyId, '--name', 'Prevailing wage', '--code', 'PW', '--billable', 'yes', '--requires-work-order', 'no', '--pay-multiplier', '1.25');
+    const added = await runCli(stack, 'work-type', 'add', '--company', companyId, '--name', 'Prevailing wage', '--code', 'PW', '--billable', 'yes', '--requires-work-order', 'no', '--pay-multiplier', '1.25');
     expect(added.stdout).toMatch(/^Added PW\s+Prevailing wage\s+billable\s+work order optional\s+x1.25\s+active$/m);
-    const changed = await cli('work-type', 'set', '--company', companyId, 'prevailing WAGE', '--active', 'no', '--requires-work-order', 'auto');
+    const changed = await runCli(stack, 'work-type', 'set', '--company', companyId, 'prevailing WAGE', '--active', 'no', '--requires-work-order', 'auto');
     expect(changed.stdout).toMatch(/^Changed PW\s+Prevailing wage\s+billable\s+work order required\s+x1.25\s+inactive$/m);
-    expect((await cli('work-type', 'set', '--company', companyId, 'vac', '--default')).stdout).toMatch(/^Changed VAC .*default$/m);
+    expect((await runCli(stack, 'work-type', 'set', '--company', companyId, 'vac', '--default')).stdout).toMatch(/^Changed VAC .*default$/m);
 
-    const key = field((await cli('key', 'create', '--company', companyId, '--name', 'reader', '--scopes', 'work-types:read')).stdout, 'key')!;
+    const key = cliField((await runCli(stack, 'key', 'create', '--company', companyId, '--name', 'reader', '--scopes', 'work-types:read')).stdout, 'key')!;
     const types = (await request(stack.baseUrl, 'GET', '/api/v1/work-types?code=PW', { key })).body.data;
     expect(types).toEqual([expect.objectContaining({ code: 'PW', billable: true, requires_work_order: null, pay_multiplier: 1.25, is_active: false })]);
 
@@ -91,7 +75,7 @@ describe('operator CLI', () => {
       [['add', '--company', companyId, '--name', 'Y', '--billable', 'maybe'], '--billable takes yes or no'],
       [['list', '--company', 'not-a-company'], 'No company with id not-a-company'],
     ] as const) {
-      const run = await cli('work-type', ...args);
+      const run = await runCli(stack, 'work-type', ...args);
       expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringContaining(message) });
     }
   }, 90_000);

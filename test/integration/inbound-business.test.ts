@@ -1,5 +1,6 @@
 import { type InboundSender, inboundSender, type RestClient, restClient } from '../helpers/api-client';
 import { countRows, outboxOf, seedEmployee, seedProject } from '../helpers/fixtures';
+import { expectError, expectRecorded } from '../helpers/inbound-assertions';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, type JsonResponse, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -23,34 +24,11 @@ describe('inbound customer, location, contact and vendor operations', () => {
     return { tenant, inbound: inboundSender(stack, tenant), api: restClient(stack, tenant) };
   }
 
-  /**
-   * A success answer (webhooks.md 2.11) whose event_id is the id of the outbox event the change recorded,
-   * about record_id, originated by the key that sent it. Returns the event.
-   */
-  async function expectRecorded(response: JsonResponse & { sentWith: Tenant }, eventType: string) {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status: 200,
-      body: { success: true, message: expect.any(String), event_id: expect.any(String), record_id: expect.any(String) },
-    });
-    const [event] = await stack.em().execute<{ id: string; event_type: string; data: Record<string, any>; origin_api_key_id: string }[]>(
-      'select id, event_type, data, origin_api_key_id from outbox_events where id = ?',
-      [response.body.event_id],
-    );
-    expect(event).toBeDefined();
-    expect({ event_type: event!.event_type, record: event!.data.id, origin: event!.origin_api_key_id }).toEqual({
-      event_type: eventType,
-      record: response.body.record_id,
-      origin: response.sentWith.apiKeyId,
-    });
-    return event!;
-  }
-
-  /** An error answer in the spec's shape naming `field`. */
-  function expectError(response: JsonResponse, status: number, code: string, field: string | null) {
-    expect({ status: response.status, error: response.body?.error }).toEqual({
-      status,
-      error: { code, message: expect.any(String), details: { field, reason: expect.any(String) } },
-    });
+  /** expectRecorded, and the event is about record_id. */
+  async function expectRecordedAbout(response: JsonResponse & { sentWith: Tenant }, eventType: string) {
+    const event = await expectRecorded(stack, response, eventType);
+    expect(event.data.id).toBe(response.body.record_id);
+    return event;
   }
 
   describe('customer.*', () => {
@@ -65,7 +43,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
         status: 'Active',
         notes: 'Key account',
       });
-      const event = await expectRecorded(response, 'customer.created');
+      const event = await expectRecordedAbout(response, 'customer.created');
       expect(event.data).toMatchObject({ name: 'Acme Corp', type: 'commercial', email: 'ops@acme.example', created_by: response.sentWith.apiKeyId });
       expect(response.body.message).toContain('Acme Corp');
 
@@ -77,7 +55,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { tenant, inbound, api } = await company();
       const manager = await seedEmployee(stack, tenant, { empNumber: 'AM-7', name: 'Avery Manager' });
       const response = await inbound.send('customer.created', { name: 'Managed Co', account_manager_emp_number: 'AM-7' });
-      await expectRecorded(response, 'customer.created');
+      await expectRecordedAbout(response, 'customer.created');
       expect((await api.get(`/customers/${response.body.record_id}`)).body.account_manager_id).toBe(manager);
 
       const unknown = await inbound.send('customer.created', { name: 'Unmanaged Co', account_manager_emp_number: 'AM-404' });
@@ -91,7 +69,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const before = (await api.get(`/customers/${created.body.record_id}`)).body;
 
       const response = await inbound.send('customer.updated', { customer_name: 'ACME corp', phone: '+1 403 555 0199' });
-      const event = await expectRecorded(response, 'customer.updated');
+      const event = await expectRecordedAbout(response, 'customer.updated');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data).toMatchObject({ name: 'Acme Corp', phone: '+1 403 555 0199', updated_by: response.sentWith.apiKeyId });
       const after = (await api.get(`/customers/${created.body.record_id}`)).body;
@@ -102,12 +80,12 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { inbound, api } = await company();
       const created = await inbound.send('customer.created', { name: 'Acme Corp' });
       const renamed = await inbound.send('customer.updated', { customer_name: 'acme corp', name: 'Acme Holdings' });
-      await expectRecorded(renamed, 'customer.updated');
+      await expectRecordedAbout(renamed, 'customer.updated');
       expect((await api.get(`/customers/${created.body.record_id}`)).body.name).toBe('Acme Holdings');
 
       expectError(await inbound.send('customer.updated', { customer_name: 'Acme Corp', notes: 'x' }), 404, 'NOT_FOUND', 'data.customer_name');
       const again = await inbound.send('customer.updated', { customer_name: 'ACME HOLDINGS', notes: 'renamed' });
-      await expectRecorded(again, 'customer.updated');
+      await expectRecordedAbout(again, 'customer.updated');
       expect(again.body.record_id).toBe(created.body.record_id);
     });
 
@@ -134,7 +112,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { inbound, api } = await company();
       const created = await inbound.send('customer.created', { name: 'Acme Corp' });
       const response = await inbound.send('customer.deleted', { customer_name: '  acme CORP ' });
-      const event = await expectRecorded(response, 'customer.deleted');
+      const event = await expectRecordedAbout(response, 'customer.deleted');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data).toEqual({ id: created.body.record_id, name: 'Acme Corp', deleted_at: expect.any(String), deleted_by: response.sentWith.apiKeyId });
       expect((await api.get(`/customers/${created.body.record_id}`)).status).toBe(404);
@@ -146,7 +124,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const site = await inbound.send('location.created', { customer_name: 'Cascade Co', name: 'Yard' });
       const person = await inbound.send('contact.created', { customer_name: 'Cascade Co', first_name: 'Cas', last_name: 'Cade', location_name: 'Yard' });
       const response = await inbound.send('customer.deleted', { customer_name: 'cascade co' });
-      await expectRecorded(response, 'customer.deleted');
+      await expectRecordedAbout(response, 'customer.deleted');
       expect((await api.get(`/locations/${site.body.record_id}`)).status).toBe(404);
       expect((await api.get(`/contacts/${person.body.record_id}`)).status).toBe(404);
       const types = (await outboxOf(stack, tenant.companyId)).map((e) => e.event_type);
@@ -174,7 +152,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { inbound, api } = await company();
       const created = await api.create('customers', { name: 'Acme' });
       const response = await inbound.send('customer.updated', { customer_name: 'acme', status: 'Inactive' });
-      await expectRecorded(response, 'customer.updated');
+      await expectRecordedAbout(response, 'customer.updated');
       expect(response.body.record_id).toBe(created.id);
       expect((await api.get('/customers?name=ACME')).body.data).toEqual([expect.objectContaining({ id: created.id, status: 'Inactive' })]);
     });
@@ -237,7 +215,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
         country: 'CA',
         coordinates: { latitude: 51.05, longitude: -114.07 },
       });
-      const event = await expectRecorded(response, 'location.created');
+      const event = await expectRecordedAbout(response, 'location.created');
       expect(event.data).toMatchObject({ customer_id: customer.body.record_id, customer: { id: customer.body.record_id, name: 'Site Owner' }, coordinates: { latitude: 51.05, longitude: -114.07 } });
       expect((await api.get(`/locations/${response.body.record_id}`)).body).toMatchObject({ customer_id: customer.body.record_id, name: 'Riverside Lot 7', city: 'Calgary' });
     });
@@ -262,7 +240,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       await inbound.send('customer.created', { name: 'Owner' });
       const created = await inbound.send('location.created', { customer_name: 'Owner', name: 'Old Yard', city: 'Calgary' });
       const response = await inbound.send('location.updated', { customer_name: 'owner', location_name: 'OLD yard', name: 'New Yard', phone: '403-555-0100' });
-      const event = await expectRecorded(response, 'location.updated');
+      const event = await expectRecordedAbout(response, 'location.updated');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data).toMatchObject({ name: 'New Yard', city: 'Calgary', updated_by: response.sentWith.apiKeyId });
       expect((await api.get(`/locations/${created.body.record_id}`)).body).toMatchObject({ name: 'New Yard', phone: '403-555-0100', city: 'Calgary' });
@@ -285,7 +263,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       await inbound.send('customer.created', { name: 'Owner' });
       const created = await inbound.send('location.created', { customer_name: 'Owner', name: 'Yard' });
       const response = await inbound.send('location.deleted', { customer_name: 'OWNER', location_name: 'yard' });
-      const event = await expectRecorded(response, 'location.deleted');
+      const event = await expectRecordedAbout(response, 'location.deleted');
       expect(event.data).toEqual({ id: created.body.record_id, customer_id: expect.any(String), name: 'Yard', deleted_at: expect.any(String), deleted_by: response.sentWith.apiKeyId });
       expect((await api.get(`/locations/${created.body.record_id}`)).status).toBe(404);
 
@@ -312,7 +290,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
         is_primary: true,
         contact_tags: ['site', 'billing'],
       });
-      const event = await expectRecorded(response, 'contact.created');
+      const event = await expectRecordedAbout(response, 'contact.created');
       expect(event.data).toMatchObject({ customer_id: customer.body.record_id, customer_name: 'Owner', first_name: 'Morgan', role: 'Site Manager', is_primary: true });
       expect((await api.get(`/contacts/${response.body.record_id}`)).body).toMatchObject({
         customer_id: customer.body.record_id,
@@ -351,7 +329,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const before = (await api.get(`/contacts/${created.body.record_id}`)).body;
 
       const response = await inbound.send('contact.updated', { customer_name: 'OWNER', first_name: 'morgan', last_name: 'LEE', title: 'Director', location_name: null });
-      const event = await expectRecorded(response, 'contact.updated');
+      const event = await expectRecordedAbout(response, 'contact.updated');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data).toMatchObject({ first_name: 'Morgan', title: 'Director', email: 'm@o.example', updated_by: response.sentWith.apiKeyId });
       expect((await api.get(`/contacts/${created.body.record_id}`)).body).toEqual({ ...before, title: 'Director', location_id: null, updated_at: expect.any(String) });
@@ -374,7 +352,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       await inbound.send('customer.created', { name: 'Owner' });
       const created = await inbound.send('contact.created', { customer_name: 'Owner', first_name: 'Morgan', last_name: 'Lee' });
       const response = await inbound.send('contact.deleted', { customer_name: 'owner', first_name: 'MORGAN', last_name: 'lee' });
-      const event = await expectRecorded(response, 'contact.deleted');
+      const event = await expectRecordedAbout(response, 'contact.deleted');
       expect(event.data).toEqual({
         id: created.body.record_id,
         customer_id: expect.any(String),
@@ -400,7 +378,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
         custom_fields: { crew_size: 12 },
         insurance_expiry_date: '2027-12-31',
       });
-      const event = await expectRecorded(response, 'vendor.created');
+      const event = await expectRecordedAbout(response, 'vendor.created');
       expect(event.data).toMatchObject({
         vendor_name: 'Apex Electric',
         trade_specialty: 'Electrical, Low voltage',
@@ -430,7 +408,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
         zip_code: 'M5J 2J2',
         country: 'Canada',
       });
-      await expectRecorded(response, 'vendor.created');
+      await expectRecordedAbout(response, 'vendor.created');
       expect((await api.get(`/vendors/${response.body.record_id}`)).body).toMatchObject({
         trade_specialty: ['Masonry', 'Concrete'],
         address: '200 Bay St',
@@ -456,7 +434,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { inbound, api } = await company();
       const created = await inbound.send('vendor.created', { vendor_name: 'Apex Electric', rating: 4, state: 'IL', trade_specialty: ['Electrical'] });
       const response = await inbound.send('vendor.updated', { vendor_name: 'APEX electric', rating: 4.8, state: 'ontario', trade_specialty: 'Electrical, HVAC' });
-      const event = await expectRecorded(response, 'vendor.updated');
+      const event = await expectRecordedAbout(response, 'vendor.updated');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data.changes).toEqual({
         rating: { old: 4, new: 4.8 },
@@ -479,7 +457,7 @@ describe('inbound customer, location, contact and vendor operations', () => {
       const { inbound, api } = await company();
       const created = await inbound.send('vendor.created', { vendor_name: 'Apex Electric' });
       const response = await inbound.send('vendor.deleted', { vendor_name: 'apex electric' });
-      const event = await expectRecorded(response, 'vendor.deleted');
+      const event = await expectRecordedAbout(response, 'vendor.deleted');
       expect(event.data).toEqual({ id: created.body.record_id, vendor_name: 'Apex Electric', deleted_at: expect.any(String), deleted_by: response.sentWith.apiKeyId });
       expect((await api.get(`/vendors/${created.body.record_id}`)).status).toBe(404);
     });

@@ -1,6 +1,7 @@
 import { type InboundSender, inboundSender, type RestClient, restClient } from '../helpers/api-client';
 import { countRows, outboxOf } from '../helpers/fixtures';
-import { createTenant, type JsonResponse, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { expectError, expectRecorded } from '../helpers/inbound-assertions';
+import { createTenant, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 /**
  * The inbound employee and time off operations (webhooks.md 2.4, 2.7, 4): records identified by their natural
@@ -24,32 +25,11 @@ describe('inbound employee and time off operations', () => {
     return { tenant, inbound, api };
   }
 
-  /** A success answer whose event_id is the id of the event the change recorded (of `eventType`). */
-  async function expectRecorded(response: JsonResponse & { sentWith: Tenant }, eventType: string) {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status: 200,
-      body: { success: true, message: expect.any(String), event_id: expect.any(String), record_id: expect.any(String) },
-    });
-    const [event] = await stack.em().execute<{ event_type: string; data: any; catalog_data: any; origin_api_key_id: string }[]>(
-      'select event_type, data, catalog_data, origin_api_key_id from outbox_events where id = ?',
-      [response.body.event_id],
-    );
-    expect({ type: event?.event_type, origin: event?.origin_api_key_id }).toEqual({ type: eventType, origin: response.sentWith.apiKeyId });
-    return event!;
-  }
-
-  function expectError(response: JsonResponse, status: number, code: string, field: string | null) {
-    expect({ status: response.status, error: response.body?.error }).toEqual({
-      status,
-      error: { code, message: expect.any(String), details: { field, reason: expect.any(String) } },
-    });
-  }
-
   describe('employee.updated and employee.deleted', () => {
     it('updates only the fields given, employee_type optional, department and role made or matched, skills checked', async () => {
       const { tenant, inbound, api } = await company();
       const response = await inbound.send('employee.updated', { emp_number: 'e-1', phone: '+1 403 555 0100', department_name: 'FIELD', role_name: 'Foreman', employee_skills: ['welding'] });
-      const event = await expectRecorded(response, 'employee.updated');
+      const event = await expectRecorded(stack, response, 'employee.updated');
       expect(event.catalog_data.changes).toEqual({ phone: { from: null, to: '+1 403 555 0100' }, role_name: { from: null, to: 'Foreman' }, employee_skills: { added: ['Welding'], removed: [] } });
       expect((await api.get(`/employees/${response.body.record_id}`)).body).toMatchObject({
         emp_number: 'E-1',
@@ -73,7 +53,7 @@ describe('inbound employee and time off operations', () => {
     it('deletes the employee, and answers 404 naming emp_number for one that does not exist', async () => {
       const { inbound, api } = await company();
       const response = await inbound.send('employee.deleted', { emp_number: 'E-1' });
-      await expectRecorded(response, 'employee.deleted');
+      await expectRecorded(stack, response, 'employee.deleted');
       expect((await api.get(`/employees/${response.body.record_id}`)).status).toBe(404);
       expectError(await inbound.send('employee.deleted', { emp_number: 'E-1' }), 404, 'NOT_FOUND', 'data.emp_number');
       expectError(await inbound.send('employee.updated', { emp_number: 'E-404', name: 'Nobody' }), 404, 'NOT_FOUND', 'data.emp_number');
@@ -84,7 +64,7 @@ describe('inbound employee and time off operations', () => {
     it('time_off.created defaults to an approved vacation of full days and answers as a processed request', async () => {
       const { inbound, api } = await company();
       const response = await inbound.send('time_off.created', { emp_number: 'E-1', start_date: '2026-07-01', end_date: '2026-07-05', reason: 'Summer' });
-      const event = await expectRecorded(response, 'time_off.created');
+      const event = await expectRecorded(stack, response, 'time_off.created');
       expect(response.body.message).toBe('Time off request processed: vacation for employee E-1 from 2026-07-01 to 2026-07-05, approved');
       expect(event.data).toMatchObject({ emp_number: 'E-1', employee_name: 'Dana Builder', time_off_type: 'vacation', status: 'approved', start_time: null, end_time: null });
       expect((await api.get(`/time-off/${response.body.record_id}`)).body).toMatchObject({ time_off_type: 'vacation', status: 'approved', reason: 'Summer' });
@@ -93,7 +73,7 @@ describe('inbound employee and time off operations', () => {
     it('takes a partial day with HH:MM:SS times, refusing other forms', async () => {
       const { inbound } = await company();
       const response = await inbound.send('time_off.created', { emp_number: 'E-1', start_date: '2026-08-10', end_date: '2026-08-10', start_time: '09:00:00', end_time: '12:30:00', time_off_type: 'sick_leave', status: 'pending' });
-      const event = await expectRecorded(response, 'time_off.created');
+      const event = await expectRecorded(stack, response, 'time_off.created');
       expect(event.data).toMatchObject({ start_time: '09:00:00', end_time: '12:30:00', time_off_type: 'sick_leave', status: 'pending' });
       expect(response.body.message).toBe('Time off request processed: sick_leave for employee E-1 on 2026-08-10, pending');
       expectError(await inbound.send('time_off.created', { emp_number: 'E-1', start_date: '2026-08-11', end_date: '2026-08-11', start_time: '9:00', end_time: '12:30:00' }), 400, 'INVALID_REQUEST', 'data.start_time');
@@ -113,7 +93,7 @@ describe('inbound employee and time off operations', () => {
         start_time: '13:00:00',
         end_time: '11:00:00',
       });
-      const event = await expectRecorded(response, 'time_off.updated');
+      const event = await expectRecorded(stack, response, 'time_off.updated');
       expect(response.body.record_id).toBe(created.body.record_id);
       expect(event.data.changes).toEqual({
         start_time: { from: null, to: '13:00:00' },
@@ -131,7 +111,7 @@ describe('inbound employee and time off operations', () => {
       const created = await inbound.send('time_off.created', { emp_number: 'E-1', start_date: '2026-10-01', end_date: '2026-10-02' });
       expectError(await inbound.send('time_off.created', { emp_number: 'E-1', start_date: '2026-10-01', end_date: '2026-10-02', time_off_type: 'personal' }), 409, 'CONFLICT', 'data.start_date');
       const response = await inbound.send('time_off.deleted', { emp_number: 'E-1', start_date: '2026-10-01', end_date: '2026-10-02' });
-      await expectRecorded(response, 'time_off.deleted');
+      await expectRecorded(stack, response, 'time_off.deleted');
       expect(response.body.message).toBe('Time off of employee E-1 from 2026-10-01 to 2026-10-02 cancelled');
       expect((await api.get(`/time-off/${created.body.record_id}`)).status).toBe(404);
       expect(await countRows(stack, 'time_off', tenant.companyId)).toBe(0);

@@ -1,6 +1,7 @@
 import { type InboundSender, inboundSender, type RestClient, restClient } from '../helpers/api-client';
 import { countRows, outboxOf, seedProject } from '../helpers/fixtures';
-import { createTenant, type JsonResponse, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { expectError, expectRecorded } from '../helpers/inbound-assertions';
+import { createTenant, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 /**
  * The inbound timesheet operations (webhooks.md 2.8, 3, 4): timesheets identified by employee and day, their
@@ -24,27 +25,6 @@ describe('inbound timesheet operations', () => {
     return { tenant, inbound, api, workOrder: workOrder.work_order_number };
   }
 
-  /** A success answer whose event_id is the id of the event the change recorded (of `eventType`). */
-  async function expectRecorded(response: JsonResponse & { sentWith: Tenant }, eventType: string) {
-    expect({ status: response.status, body: response.body }).toEqual({
-      status: 200,
-      body: { success: true, message: expect.any(String), event_id: expect.any(String), record_id: expect.any(String) },
-    });
-    const [event] = await stack.em().execute<{ event_type: string; data: any; catalog_data: any; origin_api_key_id: string }[]>(
-      'select event_type, data, catalog_data, origin_api_key_id from outbox_events where id = ?',
-      [response.body.event_id],
-    );
-    expect({ type: event?.event_type, origin: event?.origin_api_key_id }).toEqual({ type: eventType, origin: response.sentWith.apiKeyId });
-    return event!;
-  }
-
-  function expectError(response: JsonResponse, status: number, code: string, field: string | null) {
-    expect({ status: response.status, error: response.body?.error }).toEqual({
-      status,
-      error: { code, message: expect.any(String), details: { field, reason: expect.any(String) } },
-    });
-  }
-
   describe('timesheet.*', () => {
     const entry = (fields: Record<string, unknown>) => ({ entry_date: '2026-03-02', hours: 4, ...fields });
 
@@ -57,7 +37,7 @@ describe('inbound timesheet operations', () => {
         notes: 'Level 3',
         entries: [entry({ work_type_code: 'REG', work_order_number: workOrder }), entry({ work_type_name: 'overtime', work_order_number: workOrder, hours: 1.5 }), entry({ work_order_number: workOrder })],
       });
-      const event = await expectRecorded(response, 'timesheet.created');
+      const event = await expectRecorded(stack, response, 'timesheet.created');
       expect(event.data).toMatchObject({ emp_number: 'E-1', employee_name: 'Dana Builder', status: 'draft', entry_count: 3 });
       const record = (await api.get(`/timesheets/${response.body.record_id}`)).body;
       expect(record.entries.map((e: any) => [e.work_type_code, e.hours])).toEqual([
@@ -98,7 +78,7 @@ describe('inbound timesheet operations', () => {
         total_hours: 6,
         entries: [{ entry_id: first.id, hours: 3 }, entry({ work_type_code: 'SICK', hours: 3 })],
       });
-      await expectRecorded(response, 'timesheet.updated');
+      await expectRecorded(stack, response, 'timesheet.updated');
       const events = (await outboxOf(stack, tenant.companyId)).slice(before);
       expect(events.map((e) => [e.event_type, e.data.update_type])).toEqual([
         ['timesheet.updated', 'entry_updated'],
@@ -129,7 +109,7 @@ describe('inbound timesheet operations', () => {
         const events = (await outboxOf(stack, tenant.companyId)).slice(before);
         const event = LEGAL[`${from}>${to}`];
         if (event) {
-          await expectRecorded(response, event);
+          await expectRecorded(stack, response, event);
           expect(events.map((e) => e.event_type)).toEqual([event]);
           expect((await api.get(`/timesheets/${record.id}`)).body.status).toBe(to);
         } else {
@@ -178,7 +158,7 @@ describe('inbound timesheet operations', () => {
         const created = await inbound.send('timesheet.created', { emp_number: 'E-1', timesheet_date: '2026-03-02', status: 'locked' });
         const before = (await outboxOf(stack, tenant.companyId)).length;
         const response = await inbound.send('timesheet.updated', { emp_number: 'E-1', timesheet_date: '2026-03-02', status: 'draft', notes: 'Corrected' });
-        await expectRecorded(response, 'timesheet.unlocked');
+        await expectRecorded(stack, response, 'timesheet.unlocked');
         expect((await outboxOf(stack, tenant.companyId)).slice(before).map((e) => e.event_type)).toEqual(['timesheet.unlocked', 'timesheet.updated']);
         expect((await api.get(`/timesheets/${created.body.record_id}`)).body).toMatchObject({ status: 'draft', notes: 'Corrected' });
       });
@@ -188,7 +168,7 @@ describe('inbound timesheet operations', () => {
       const { inbound, api } = await company();
       const created = await inbound.send('timesheet.created', { emp_number: 'E-1', timesheet_date: '2026-03-04' });
       const response = await inbound.send('timesheet.deleted', { emp_number: 'E-1', timesheet_date: '2026-03-04' });
-      await expectRecorded(response, 'timesheet.deleted');
+      await expectRecorded(stack, response, 'timesheet.deleted');
       expect((await api.get(`/timesheets/${created.body.record_id}`)).status).toBe(404);
       expectError(await inbound.send('timesheet.deleted', { emp_number: 'E-1', timesheet_date: '2026-03-04' }), 404, 'NOT_FOUND', 'data.timesheet_date');
     });

@@ -1,9 +1,8 @@
-import { type Delivery, eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
-import { outboxOf, seedProject } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { type Delivery, eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, type OutboxRow, startEventDeliveries } from '../helpers/event-deliveries';
+import { seedProject } from '../helpers/fixtures';
+import { type Tenant, type TestStack } from '../helpers/stack';
+import { type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
 
 const EVENT_NAMES = [
   'employee.created',
@@ -32,40 +31,25 @@ const CATALOG_ONLY = ['timesheet.deleted'];
  * webhooks.md 6, 6.1, 6.2 and schemas/events/.
  */
 describe('employee, time off and timesheet events on real HTTPS deliveries (shapes A and B)', () => {
+  let events: EventDeliveries;
   let stack: TestStack;
-  let owner: Tenant; // owns the endpoints and makes no changes, so echo prevention keeps nothing back
+  let owner: Tenant;
   let restKey: Tenant;
   let inboundKey: Tenant;
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
   let endpointA: RegisteredEndpoint;
   let endpointB: RegisteredEndpoint;
-  let outbox: Awaited<ReturnType<typeof outboxOf>>;
+  let outbox: OutboxRow[];
   let inA: Delivery[];
   let inB: Delivery[];
   const ids: Record<string, string> = {};
   let payrollRun: any;
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    restKey = await addApiKey(stack, owner, ['admin']);
-    inboundKey = await addApiKey(stack, owner, ['webhooks:inbound']);
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['*'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['*'], payload_shape: 'B' });
+    events = await startEventDeliveries();
+    ({ stack, owner, restKey, inboundKey, endpointA, endpointB } = events);
 
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const response = await request(stack.baseUrl, method, `/api/v1${path}`, { key: restKey.key, body });
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-    const send = async (eventType: string, data: Record<string, unknown>) => {
-      const response = await sendInbound(stack.baseUrl, inboundKey, envelope(eventType, data));
-      if (response.status !== 200) throw new Error(`${eventType}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    const rest = events.rest;
+    const send = async (eventType: string, data: Record<string, unknown>) => (await events.send(eventType, data)).body;
 
     for (const name of ['Drywall', 'Working at heights', 'First aid']) await rest('POST', '/skills', { name });
     // The project and work order the entries bill to; their own events are not what this file is about.
@@ -125,31 +109,10 @@ describe('employee, time off and timesheet events on real HTTPS deliveries (shap
     await send('timesheet.deleted', { emp_number: 'EMP-0057', timesheet_date: '2026-04-02' });
     await send('employee.deleted', { emp_number: 'EMP-0057' });
 
-    const everything = await outboxOf(stack, owner.companyId);
-    outbox = everything.filter((e) => EVENT_NAMES.includes(e.event_type));
-    await waitFor(async () => {
-      const [row] = await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [owner.companyId]);
-      return Number(row!.n) === 0;
-    });
-    // Every event is delivered (none is the owner's); only those of this file are checked, in the order they
-    // happened (deliveries run in parallel and may arrive in any order).
-    const deliveries = await stack.em().execute<{ id: string; event_id: string }[]>('select id, event_id from webhook_deliveries where company_id = ?', [owner.companyId]);
-    const eventOf = new Map(deliveries.map((d) => [d.id, d.event_id]));
-    const position = (d: Delivery) => everything.findIndex((e) => e.id === eventOf.get(String(d.request.headers['x-webhook-id'])));
-    const received = async (receiver: TestReceiver) =>
-      (await receiver.waitForRequests(everything.length, 30_000))
-        .map(parseDelivery)
-        .filter((d) => EVENT_NAMES.includes(d.event))
-        .sort((x, y) => position(x) - position(y));
-    inA = await received(receiverA);
-    inB = await received(receiverB);
+    ({ outbox, inA, inB } = await events.collect((name) => EVENT_NAMES.includes(name)));
   }, 120_000);
 
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   const aboutA = (event: string, predicate: (data: any) => boolean = () => true) => inA.filter((d) => d.event === event && predicate(d.body.data));
   const aboutB = (event: string, predicate: (data: any) => boolean = () => true) => inB.filter((d) => d.event === event && predicate(d.body.data));

@@ -1,9 +1,8 @@
-import { type Delivery, eventDataProblems, parseDelivery, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
-import { outboxOf, projectData, seedEmployee } from '../helpers/fixtures';
-import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
+import { type Delivery, eventDataProblems, SHAPE_A_ENVELOPE, SHAPE_B_ENVELOPE } from '../helpers/event-contract';
+import { type EventDeliveries, type OutboxRow, startEventDeliveries } from '../helpers/event-deliveries';
+import { projectData, seedEmployee } from '../helpers/fixtures';
+import { type Tenant, type TestStack } from '../helpers/stack';
+import { type RegisteredEndpoint, verifiedAsReceiver } from '../helpers/webhooks';
 
 /** What a shape A endpoint receives: the 6.1 names, and the catalog-only events by their 6.2 names. */
 const TO_SHAPE_A = [
@@ -47,43 +46,28 @@ const isCatalogName = (name: string) => name.startsWith('workorder.') || name ==
  * over HTTPS to a shape A and a shape B endpoint subscribed to `*`, each checked against schemas/events/.
  */
 describe('project, work order and employee.assigned events on real HTTPS deliveries (shapes A and B)', () => {
+  let events: EventDeliveries;
   let stack: TestStack;
   let owner: Tenant;
   let restKey: Tenant;
   let inboundKey: Tenant;
-  let receiverA: TestReceiver;
-  let receiverB: TestReceiver;
   let endpointA: RegisteredEndpoint;
   let endpointB: RegisteredEndpoint;
-  let outbox: Awaited<ReturnType<typeof outboxOf>>;
+  let outbox: OutboxRow[];
   let inA: Delivery[];
   let inB: Delivery[];
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    stack = await startStack();
-    owner = await createTenant(stack.orm, ['admin']);
-    restKey = await addApiKey(stack, owner, ['admin']);
-    inboundKey = await addApiKey(stack, owner, ['webhooks:inbound']);
-    receiverA = await startReceiver();
-    receiverB = await startReceiver();
-    endpointA = await registerEndpoint(stack, owner.key, { url: receiverA.url, event_types: ['*'], payload_shape: 'A' });
-    endpointB = await registerEndpoint(stack, owner.key, { url: receiverB.url, event_types: ['*'], payload_shape: 'B' });
+    events = await startEventDeliveries();
+    ({ stack, owner, restKey, inboundKey, endpointA, endpointB } = events);
     // Made with the endpoints' own key, so echo prevention keeps their employee.created events back.
     ids.lead = await seedEmployee(stack, owner, { empNumber: 'EV-L', name: 'Lena Lead', employeeType: 'site_lead' });
     ids.crew = await seedEmployee(stack, owner, { empNumber: 'EV-C', name: 'Cruz Crew' });
     ids.owner = await seedEmployee(stack, owner, { empNumber: 'EV-O', name: 'Orla Owner', employeeType: 'project_owner' });
 
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const response = await request(stack.baseUrl, method, `/api/v1${path}`, { key: restKey.key, body });
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-    const send = async (eventType: string, data: Record<string, unknown>) => {
-      const response = await sendInbound(stack.baseUrl, inboundKey, envelope(eventType, data));
-      if (response.status !== 200) throw new Error(`${eventType}: ${response.status} ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    const rest = events.rest;
+    const send = async (eventType: string, data: Record<string, unknown>) => (await events.send(eventType, data)).body;
 
     ids.tower = (await send('project.created', projectData('EV-1', { internal_manager_emp_number: 'EV-O' }))).record_id;
     await rest('PUT', `/projects/${ids.tower}`, { description: 'Fourteen storeys', color_index: 4 });
@@ -115,32 +99,11 @@ describe('project, work order and employee.assigned events on real HTTPS deliver
     ids.scrap = (await send('project.created', projectData('EV-2', { contacts: [] }))).record_id;
     await rest('DELETE', `/projects/${ids.scrap}`);
 
-    const all = await outboxOf(stack, owner.companyId);
-    outbox = all.filter((e) => ofInterest(e.event_type));
-    await waitFor(async () => {
-      const [row] = await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [owner.companyId]);
-      return Number(row!.n) === 0;
-    });
-    // All but the employee.created events, which echo prevention keeps back.
-    const delivered = all.filter((e) => e.event_type !== 'employee.created').length;
-    // Deliveries run side by side and arrive in any order: put them in the order the changes were made.
-    const position = new Map(all.map((e, i) => [e.id, i]));
-    inA = (await receiverA.waitForRequests(delivered, 30_000))
-      .map(parseDelivery)
-      .filter((d) => ofInterest(d.event))
-      .sort((x, y) => position.get(x.body.event_id)! - position.get(y.body.event_id)!);
-    // The catalog envelope has no event id; its timestamp is when the change was made.
-    inB = (await receiverB.waitForRequests(delivered, 30_000))
-      .map(parseDelivery)
-      .filter((d) => ofInterest(d.event))
-      .sort((x, y) => Date.parse(x.body.timestamp) - Date.parse(y.body.timestamp));
+    // Echo prevention keeps back the employee.created events made with the owner's key.
+    ({ outbox, inA, inB } = await events.collect(ofInterest));
   });
 
-  afterAll(async () => {
-    await receiverA?.close();
-    await receiverB?.close();
-    await stack?.close();
-  });
+  afterAll(() => events?.close());
 
   const named = (deliveries: Delivery[], event: string) => deliveries.filter((d) => d.event === event);
   const one = (deliveries: Delivery[], event: string, id: string) => {

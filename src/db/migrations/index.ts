@@ -6,8 +6,9 @@ import { Migration20261122000000BusinessAndVendors } from './Migration2026112200
 import { Migration20261122000100RequestGuards } from './Migration20261122000100RequestGuards';
 import { Migration20261122000200WorkManagement } from './Migration20261122000200WorkManagement';
 import { Migration20261123000000PeopleAndTime } from './Migration20261123000000PeopleAndTime';
-import { Migration20261124000000RequestAdmission } from './Migration20261124000000RequestAdmission';
-import { Migration20261124000100RecordCounts } from './Migration20261124000100RecordCounts';
+import { Migration20261124000000Console } from './Migration20261124000000Console';
+import { Migration20261125000000RequestAdmission } from './Migration20261125000000RequestAdmission';
+import { Migration20261125000100RecordCounts } from './Migration20261125000100RecordCounts';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,6 +19,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000100RequestGuards', class: Migration20261122000100RequestGuards },
   { name: 'Migration20261122000200WorkManagement', class: Migration20261122000200WorkManagement },
   { name: 'Migration20261123000000PeopleAndTime', class: Migration20261123000000PeopleAndTime },
-  { name: 'Migration20261124000000RequestAdmission', class: Migration20261124000000RequestAdmission },
-  { name: 'Migration20261124000100RecordCounts', class: Migration20261124000100RecordCounts },
+  { name: 'Migration20261124000000Console', class: Migration20261124000000Console },
+  { name: 'Migration20261125000000RequestAdmission', class: Migration20261125000000RequestAdmission },
+  { name: 'Migration20261125000100RecordCounts', class: Migration20261125000100RecordCounts },
 ];

@@ -4,13 +4,17 @@ import type { SecretBox } from '../../crypto/secret-box';
 import { listenForNotifications, type NotificationListener } from '../../db/notifications';
 import type { Logger } from '../../logger';
 import type { Principal } from './actor';
-import { findApiKey, KEY_PATTERN } from './api-keys-service';
+import { findApiKey, KEY_PATTERN, markApiKeyUsed } from './api-keys-service';
 
 interface Entry {
   principal: Principal;
   keyHash: Buffer;
   cachedAt: number;
+  /** When this process last recorded the key's use (api_keys.last_used_at, kept to the minute). */
+  markedUsedAt: number;
 }
+
+const MINUTE_MS = 60_000;
 
 export interface ApiKeyCacheOptions {
   databaseUrl: string;
@@ -23,7 +27,8 @@ export interface ApiKeyCacheOptions {
 
 /**
  * The API keys this process authenticated recently, by prefix, with their signing secrets opened once: most
- * requests then need no lookup and no decryption. A change of a key (revocation) is announced by PostgreSQL
+ * requests then need no lookup and no decryption. A key's use is still recorded to the minute (last_used_at),
+ * once a minute per key and process. A change of a key (revocation) is announced by PostgreSQL
  * on the channel `api_keys` and drops it here at once; while that announcement cannot be heard (the listening
  * connection is down) nothing is served from memory.
  *
@@ -74,13 +79,22 @@ export class ApiKeyCache {
     if (!prefix) return null;
     const presentedHash = createHash('sha256').update(presented).digest();
     const cached = this.usable(prefix);
-    if (cached) return timingSafeEqual(cached.keyHash, presentedHash) ? { principal: cached.principal, fromMemory: true } : null;
+    if (cached) {
+      if (!timingSafeEqual(cached.keyHash, presentedHash)) return null;
+      if (Date.now() - cached.markedUsedAt >= MINUTE_MS) {
+        cached.markedUsedAt = Date.now();
+        await markApiKeyUsed(em, cached.principal.apiKeyId);
+      }
+      return { principal: cached.principal, fromMemory: true };
+    }
     const changesBefore = this.changes;
     const found = await findApiKey(em, prefix);
     if (!found) return null;
     const keyHash = Buffer.from(found.keyHash, 'hex');
     if (!timingSafeEqual(keyHash, presentedHash)) return null;
-    if (this.changes === changesBefore) this.remember(prefix, { principal: found.principal, keyHash, cachedAt: Date.now() });
+    if (!found.recentlyUsed) await markApiKeyUsed(em, found.principal.apiKeyId);
+    const now = Date.now();
+    if (this.changes === changesBefore) this.remember(prefix, { principal: found.principal, keyHash, cachedAt: now, markedUsedAt: now });
     return { principal: found.principal, fromMemory: false };
   }
 

@@ -69,27 +69,36 @@ export async function listApiKeys(em: EntityManager, companyId: string): Promise
   return em.find(ApiKey, { company: companyId }, { orderBy: { createdAt: 'asc' } });
 }
 
-/** Revokes a key; it is refused from the next request on. Returns false when there is no such key. */
-export async function revokeApiKey(em: EntityManager, idOrPrefix: string): Promise<ApiKey | null> {
-  const apiKey = await em.findOne(ApiKey, isUuid(idOrPrefix) ? { id: idOrPrefix } : { prefix: idOrPrefix });
+/**
+ * Revokes a key; it is refused from the next request on. Returns null when there is no such key (in
+ * `companyId`, when given: the console names only its own company's keys; the operator's CLI any).
+ */
+export async function revokeApiKey(em: EntityManager, idOrPrefix: string, companyId?: string): Promise<ApiKey | null> {
+  const which = isUuid(idOrPrefix) ? { id: idOrPrefix } : { prefix: idOrPrefix };
+  const apiKey = await em.findOne(ApiKey, companyId ? { ...which, company: companyId } : which);
   if (!apiKey) return null;
   apiKey.revokedAt ??= new Date();
   await em.flush();
   return apiKey;
 }
 
-/** The active key with this prefix, as the principal it stands for and the hash the presented key must match. */
-export async function findApiKey(em: EntityManager, prefix: string): Promise<{ principal: Principal; keyHash: string } | null> {
+/**
+ * The active key with this prefix: the principal it stands for, the hash the presented key must match, and
+ * whether its use in the last minute is recorded already.
+ */
+export async function findApiKey(em: EntityManager, prefix: string): Promise<{ principal: Principal; keyHash: string; recentlyUsed: boolean } | null> {
   const [row] = await em.execute<
-    { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string }[]
+    { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string; recently_used: boolean }[]
   >(
-    `select id, company_id, name, key_hash, scopes, signing_secret_sealed
+    `select id, company_id, name, key_hash, scopes, signing_secret_sealed,
+            coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
        from api_keys where prefix = ? and revoked_at is null`,
     [prefix],
   );
   if (!row) return null;
   return {
     keyHash: row.key_hash,
+    recentlyUsed: row.recently_used,
     principal: {
       apiKeyId: row.id,
       companyId: row.company_id,
@@ -98,4 +107,13 @@ export async function findApiKey(em: EntityManager, prefix: string): Promise<{ p
       signingSecretSealed: row.signing_secret_sealed,
     },
   };
+}
+
+/** Records that a request authenticated with the key now, to the minute: at most one write a minute per key. */
+export async function markApiKeyUsed(em: EntityManager, apiKeyId: string): Promise<void> {
+  await em.execute(
+    `update api_keys set last_used_at = now()
+      where id = ? and revoked_at is null and (last_used_at is null or last_used_at <= now() - interval '1 minute')`,
+    [apiKeyId],
+  );
 }

@@ -16,15 +16,24 @@ export interface DeliveryFilters {
   endpointId?: string;
   status?: DeliveryStatus;
   eventType?: string;
+  /** Deliveries made at or after this instant. */
+  createdFrom?: Date;
+  /** Deliveries made before this instant. */
+  createdBefore?: Date;
 }
 
 /** Delivery log of a company, newest first. */
 export async function listDeliveries(em: EntityManager, companyId: string, page: Page, filters: DeliveryFilters) {
+  const createdAt = {
+    ...(filters.createdFrom ? { $gte: filters.createdFrom } : {}),
+    ...(filters.createdBefore ? { $lt: filters.createdBefore } : {}),
+  };
   const where = {
     company: companyId,
     ...(filters.endpointId ? { endpoint: filters.endpointId } : {}),
     ...(filters.status ? { status: filters.status } : {}),
     ...(filters.eventType ? { eventType: filters.eventType } : {}),
+    ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
   };
   return findPage(em, WebhookDelivery, where, { createdAt: 'desc', id: 'desc' }, page);
 }

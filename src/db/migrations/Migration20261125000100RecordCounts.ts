@@ -27,7 +27,7 @@ const COUNTED = [
  * it); the retention workflow folds each company's appends into one row. Filled from the tables as they are
  * (the triggers' locks keep writers out until this commits).
  */
-export class Migration20261124000100RecordCounts extends Migration {
+export class Migration20261125000100RecordCounts extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table "record_counts" ("company_id" uuid not null, "table_name" text not null, "n" bigint not null);`);
     this.addSql(`create index "record_counts_company_table_idx" on "record_counts" ("company_id", "table_name");`);

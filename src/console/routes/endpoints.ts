@@ -1,0 +1,248 @@
+import type { AppDeps } from '../../api/context';
+import type { Actor } from '../../domain/accounts/actor';
+import { listApiKeys } from '../../domain/accounts/api-keys-service';
+import { idOf } from '../../domain/page';
+import { rerunFailedDeliveries } from '../../domain/webhooks/bulk-rerun';
+import { getDelivery, listAttempts, listDeliveries, sendTestDelivery } from '../../domain/webhooks/deliveries-service';
+import { deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../domain/webhooks/endpoints-service';
+import { ApiError } from '../../errors';
+import type { WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
+import { isUuid } from '../../schemas/formats';
+import type { ConsoleContext, ConsolePage } from '../context';
+import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
+import type { Session } from '../users/sessions';
+import { confirmEndpointPage, type EndpointForm, endpointFormPage, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
+
+const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
+
+const notFoundAsNull = (error: unknown): null => {
+  if (error instanceof ApiError && error.code === 'NOT_FOUND') return null;
+  throw error;
+};
+
+/**
+ * The console registers endpoints for no key unless one is chosen (api_key_id is always given), so the actor's
+ * key is never used; like the CLI's operator, it names who acts.
+ */
+const consoleActor = (session: Session): Actor => ({ companyId: session.user.companyId, apiKeyId: 'console' });
+
+function formOf(ctx: ConsoleContext): EndpointForm {
+  const { form } = ctx.state;
+  return {
+    url: text(form, 'url').trim(),
+    description: text(form, 'description').trim(),
+    eventTypes: list(form, 'event_types'),
+    payloadShape: text(form, 'payload_shape'),
+    apiKeyId: text(form, 'api_key_id'),
+  };
+}
+
+/**
+ * The form as the REST body it stands for (a blank description is none: left out of a registration, cleared by
+ * an edit); blanks the form cannot leave out are refused with plain words.
+ */
+function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
+  if (!form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
+  if (form.eventTypes.length === 0) throw ApiError.invalid('event_types', 'is required', 'Choose at least one event or category.');
+  const description = form.description || (mode === 'update' ? null : undefined);
+  return {
+    url: form.url,
+    event_types: form.eventTypes,
+    payload_shape: form.payloadShape || 'A',
+    ...(description === undefined ? {} : { description }),
+    api_key_id: form.apiKeyId || null,
+  };
+}
+
+/** Webhook endpoints (webhooks.md 5): list, register, edit, disable or enable, delete, rotate the secret, test, resend. */
+export function endpointPages({ secretBox, temporal, config, validator }: AppDeps): ConsolePage[] {
+  const policy = { allowLoopback: config.webhooks.allowLoopback };
+
+  const showForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, status = 200) =>
+    sendPage(ctx, endpointFormPage(session, mode, form, await listApiKeys(ctx.state.em, session.user.companyId)), status);
+
+  /** Runs a form's change; a refusal re-renders the form (400 or 409) with the problem next to its field. */
+  const withForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, change: (form: EndpointForm) => Promise<void>) => {
+    const form = formOf(ctx);
+    try {
+      await change(form);
+    } catch (error) {
+      const refusal = formRefusal(error);
+      await showForm(ctx, session, mode, { ...form, error: refusal.message, errors: { [fieldOf(refusal)]: refusal.message } }, refusal.status);
+    }
+  };
+
+  const newMode = { action: '/console/endpoints', title: 'Register an endpoint', submit: 'Register endpoint' };
+  const editMode = (id: string) => ({ action: `/console/endpoints/${id}`, title: 'Edit the endpoint', submit: 'Save changes' });
+
+  return [
+    {
+      method: 'GET',
+      path: '/endpoints',
+      role: 'viewer',
+      async handler(ctx, session) {
+        const { em } = ctx.state;
+        const { items } = await listEndpoints(em, session.user.companyId, { limit: 100, offset: 0 });
+        sendPage(ctx, endpointsPage(session, items, await listApiKeys(em, session.user.companyId)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/endpoints/new',
+      role: 'admin',
+      handler: (ctx, session) => showForm(ctx, session, newMode, { url: '', description: '', eventTypes: [], payloadShape: 'A', apiKeyId: '' }),
+    },
+    {
+      method: 'POST',
+      path: '/endpoints',
+      role: 'admin',
+      handler: (ctx, session) =>
+        withForm(ctx, session, newMode, async (form) => {
+          const body = validator.validate<WebhookEndpointCreate>(`${SCHEMA}/create`, bodyOf(form, 'create'));
+          const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, consoleActor(session), {
+            url: body.url,
+            eventTypes: body.event_types,
+            payloadShape: body.payload_shape ?? 'A',
+            description: body.description ?? null,
+            apiKeyId: body.api_key_id ?? null,
+          });
+          ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
+          sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
+        }),
+    },
+    {
+      method: 'GET',
+      path: '/endpoints/:id',
+      role: 'viewer',
+      async handler(ctx, session) {
+        const { em } = ctx.state;
+        const { companyId } = session.user;
+        const endpoint = await getEndpoint(em, companyId, ctx.params.id!);
+        const keyId = idOf(endpoint.apiKey);
+        const keyName = keyId ? ((await listApiKeys(em, companyId)).find((k) => k.id === keyId)?.name ?? null) : null;
+        const { items: recent } = await listDeliveries(em, companyId, { limit: 10, offset: 0 }, { endpointId: endpoint.id });
+        const testId = typeof ctx.query.test === 'string' && isUuid(ctx.query.test) ? ctx.query.test : null;
+        const tested = testId ? await getDelivery(em, companyId, testId).catch(notFoundAsNull) : null;
+        const testResult = tested && tested.isTest && idOf(tested.endpoint) === endpoint.id ? { delivery: tested, attempts: await listAttempts(em, tested) } : null;
+        const resendSince = utcLocal(new Date(Date.now() - 24 * 3600_000));
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince }));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/endpoints/:id/edit',
+      role: 'admin',
+      async handler(ctx, session) {
+        const e = await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
+        await showForm(ctx, session, editMode(e.id), { url: e.url, description: e.description ?? '', eventTypes: e.eventTypes, payloadShape: e.payloadShape, apiKeyId: idOf(e.apiKey) ?? '' });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id',
+      role: 'admin',
+      handler: (ctx, session) =>
+        withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
+          const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
+          const endpoint = await updateEndpoint(ctx.state.em, policy, session.user.companyId, ctx.params.id!, {
+            url: body.url,
+            eventTypes: body.event_types,
+            payloadShape: body.payload_shape,
+            description: body.description,
+            apiKeyId: body.api_key_id,
+          });
+          await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
+        }),
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/status',
+      role: 'admin',
+      async handler(ctx, session) {
+        const status = text(ctx.state.form, 'status');
+        if (status !== 'active' && status !== 'disabled') throw ApiError.invalid('status', 'must be active or disabled');
+        const endpoint = await updateEndpoint(ctx.state.em, policy, session.user.companyId, ctx.params.id!, { status });
+        const message = status === 'active' ? 'The endpoint is enabled: new events are delivered to it.' : 'The endpoint is disabled: it gets no new deliveries, and pending ones fail.';
+        await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, message);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/endpoints/:id/rotate-secret',
+      role: 'admin',
+      async handler(ctx, session) {
+        const endpoint = await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
+        sendPage(
+          ctx,
+          confirmEndpointPage(session, endpoint, {
+            title: 'Rotate the signing secret?',
+            explanation: 'A new secret is issued and shown once; deliveries are signed with it at once, so the receiver must be given the new secret.',
+            action: `/console/endpoints/${endpoint.id}/rotate-secret`,
+            button: 'Rotate secret',
+          }),
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/rotate-secret',
+      role: 'admin',
+      async handler(ctx, session) {
+        const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, session.user.companyId, ctx.params.id!);
+        ctx.state.log.info({ console: 'endpoint secret rotated', userId: session.user.id, endpointId: endpoint.id }, 'console action');
+        sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'New signing secret'));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/endpoints/:id/delete',
+      role: 'admin',
+      async handler(ctx, session) {
+        const endpoint = await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
+        sendPage(
+          ctx,
+          confirmEndpointPage(session, endpoint, {
+            title: 'Delete the endpoint?',
+            explanation: 'It gets no new deliveries, and pending ones fail at their next attempt. Its delivery log is kept.',
+            action: `/console/endpoints/${endpoint.id}/delete`,
+            button: 'Delete endpoint',
+          }),
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/delete',
+      role: 'admin',
+      async handler(ctx, session) {
+        await deleteEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
+        ctx.state.log.info({ console: 'endpoint deleted', userId: session.user.id, endpointId: ctx.params.id }, 'console action');
+        await redirectWithFlash(ctx, session, '/console/endpoints', 'The endpoint is deleted.');
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/test',
+      role: 'admin',
+      async handler(ctx, session) {
+        const { delivery } = await sendTestDelivery(ctx.state.em, temporal, config, session.user.companyId, ctx.params.id!);
+        ctx.status = 303;
+        ctx.redirect(`/console/endpoints/${ctx.params.id}?test=${delivery.id}#test-result`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/resend-failed',
+      role: 'admin',
+      async handler(ctx, session) {
+        const since = parseUtcLocal(text(ctx.state.form, 'since'));
+        if (!since) throw ApiError.invalid('since', 'must be a date and time', 'Give the time to resend from as a date and time (UTC).');
+        const id = ctx.params.id!;
+        const { requested, remaining } = await rerunFailedDeliveries(ctx.state.em, temporal, config, session.user.companyId, id, since, `bulk resend by ${session.user.email}`);
+        ctx.state.log.info({ console: 'failed deliveries resent', userId: session.user.id, endpointId: id, requested }, 'console action');
+        const more = remaining > 0 ? ` ${remaining} more are left: resend again for them.` : '';
+        await redirectWithFlash(ctx, session, `/console/deliveries?endpoint_id=${id}`, `Resend requested for ${requested} failed deliver${requested === 1 ? 'y' : 'ies'} made since ${utcLocal(since).replace('T', ' ')} UTC.${more}`);
+      },
+    },
+  ];
+}

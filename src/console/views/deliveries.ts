@@ -1,0 +1,135 @@
+import type { Row } from '../../domain/page';
+import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
+import type { WebhookAlert } from '../../domain/webhooks/webhook-alert.entity';
+import { DELIVERY_STATUSES, type WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
+import type { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
+import { html } from '../html';
+import type { Session } from '../users/sessions';
+import { badge, errorSummary, postForm, table, time } from './components';
+import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
+import { layout } from './layout';
+
+export interface LogFilters {
+  endpoint_id: string;
+  event_type: string;
+  status: string;
+  from: string;
+  to: string;
+}
+
+export interface LogPage {
+  filters: LogFilters;
+  deliveries: (DeliveryView & { endpoint: string })[];
+  endpoints: Pick<WebhookEndpoint, 'id' | 'url' | 'status'>[];
+  total: number;
+  offset: number;
+  limit: number;
+  error?: string | null;
+}
+
+function pagerLink(filters: LogFilters, offset: number, label: string) {
+  const query = new URLSearchParams({ ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v)), offset: String(offset) });
+  return html`<a href="/console/deliveries?${query.toString()}">${label}</a>`;
+}
+
+export function deliveryLogPage(session: Session, page: LogPage): string {
+  const f = page.filters;
+  const urls = new Map(page.endpoints.map((e) => [e.id, e.url]));
+  const select = (name: string, label: string, options: [string, string][]) =>
+    html`<div class="field"><label for="filter-${name}">${label}</label><select id="filter-${name}" name="${name}">
+      <option value="">Any</option>
+      ${options.map(([value, text]) => html`<option value="${value}"${f[name as keyof LogFilters] === value ? html` selected` : ''}>${text}</option>`)}
+    </select></div>`;
+  const input = (name: keyof LogFilters, label: string, type: string) =>
+    html`<div class="field"><label for="filter-${name}">${label}</label><input id="filter-${name}" name="${name}" type="${type}" value="${f[name]}"></div>`;
+  const last = Math.min(page.offset + page.limit, page.total);
+  return layout({
+    title: 'Delivery log',
+    nav: 'deliveries',
+    session,
+    body: html`
+      ${errorSummary(page.error)}
+      <form method="get" action="/console/deliveries" class="filters" role="search" aria-label="Filter deliveries">
+        <div class="actions">
+          ${select('endpoint_id', 'Endpoint', page.endpoints.map((e) => [e.id, e.status === 'deleted' ? `${e.url} (deleted)` : e.url]))}
+          ${input('event_type', 'Event type', 'text')}
+          ${select('status', 'Status', DELIVERY_STATUSES.map((s) => [s, s]))}
+          ${input('from', 'Made from (UTC)', 'datetime-local')}
+          ${input('to', 'Made before (UTC)', 'datetime-local')}
+          <button type="submit" class="button secondary">Filter</button>
+          <a href="/console/deliveries">Clear</a>
+        </div>
+      </form>
+      <p>${page.total === 0 ? 'No deliveries match.' : `Deliveries ${page.offset + 1} to ${last} of ${page.total}, newest first.`}</p>
+      ${table('Deliveries', DELIVERY_HEADINGS, deliveryRows(page.deliveries, urls, (d) => d.endpoint), '')}
+      <nav class="pager" aria-label="Pages of the log">
+        ${page.offset > 0 ? pagerLink(f, Math.max(0, page.offset - page.limit), 'Newer deliveries') : ''}
+        ${last < page.total ? pagerLink(f, page.offset + page.limit, 'Older deliveries') : ''}
+      </nav>`,
+  });
+}
+
+export interface DeliveryPageData {
+  delivery: WebhookDelivery;
+  endpoint: Pick<WebhookEndpoint, 'id' | 'url' | 'status'>;
+  attempts: DeliveryAttempt[];
+}
+
+/** Pretty-printed when it is JSON (every body we send is), as stored otherwise. */
+function pretty(payload: string): string {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return payload;
+  }
+}
+
+export function deliveryPage(session: Session, { delivery, endpoint, attempts }: DeliveryPageData): string {
+  const canResend = session.user.role === 'admin' && (delivery.status === 'failed' || delivery.status === 'retrying');
+  return layout({
+    title: `Delivery of ${delivery.eventType}`,
+    nav: 'deliveries',
+    session,
+    body: html`
+      <dl class="summary">
+        <dt>X-Webhook-ID</dt><dd><code id="webhook-id">${delivery.id}</code></dd>
+        <dt>Status</dt><dd>${badge(delivery.status)}</dd>
+        <dt>Event</dt><dd><code>${delivery.eventType}</code>${delivery.isTest ? ' (test delivery)' : ''}</dd>
+        <dt>Endpoint</dt><dd><a href="/console/endpoints/${endpoint.id}">${endpoint.url}</a>${endpoint.status === 'deleted' ? ' (deleted)' : ''}</dd>
+        <dt>Made</dt><dd>${time(delivery.createdAt)}</dd>
+        <dt>Attempts</dt><dd>${delivery.attemptCount}</dd>
+        <dt>Last status code</dt><dd>${delivery.lastStatusCode ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Last error</dt><dd>${delivery.lastError ?? html`<span class="muted">none</span>`}</dd>
+        ${delivery.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${time(delivery.nextAttemptAt)}</dd>` : ''}
+        ${delivery.deliveredAt ? html`<dt>Delivered</dt><dd>${time(delivery.deliveredAt)}</dd>` : ''}
+        ${delivery.failedAt ? html`<dt>Failed</dt><dd>${time(delivery.failedAt)}</dd>` : ''}
+      </dl>
+      ${canResend ? postForm(session, `/console/deliveries/${delivery.id}/resend`, html`<button type="submit" class="button">Resend</button> <span class="hint">One more attempt now, with the same X-Webhook-ID.</span>`) : ''}
+      <h2>Attempts</h2>
+      ${attemptsTable(attempts)}
+      <h2>Payload</h2>
+      <pre tabindex="0" aria-label="Payload"><code>${pretty(delivery.payload)}</code></pre>`,
+  });
+}
+
+export function alertsPage(session: Session, alerts: { alert: Row<WebhookAlert>; status: string; url: string }[]): string {
+  const rows = alerts.map(
+    ({ alert, status, url }) => html`<tr>
+      <td>${time(alert.createdAt)}</td>
+      <td><a href="/console/deliveries/${alert.delivery}">${alert.delivery}</a></td>
+      <td class="excerpt">${url}</td>
+      <td>${alert.attemptCount}</td>
+      <td>${alert.message}</td>
+      <td>${badge(status)}</td>
+    </tr>`,
+  );
+  return layout({
+    title: 'Alerts',
+    nav: 'alerts',
+    session,
+    body: html`
+      <p>A delivery that used up its attempts raises an alert. An alert is open while its delivery is still failed; resend it from its page (or in bulk from its endpoint) once the receiver is fixed.</p>
+      ${table('Open alerts, newest first', ['Raised', 'Delivery (X-Webhook-ID)', 'Endpoint', 'Attempts', 'Message', 'Delivery status'], rows, 'No open alerts.')}`,
+  });
+}
+

@@ -1,0 +1,210 @@
+import type { ApiKey } from '../../domain/accounts/api-key.entity';
+import type { Row } from '../../domain/page';
+import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
+import type { WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
+import type { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
+import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
+import { html, type SafeHtml } from '../html';
+import type { Session } from '../users/sessions';
+import { badge, errorSummary, field, postForm, secretValue, table, time } from './components';
+import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
+import { layout } from './layout';
+
+type EndpointView = Pick<Row<WebhookEndpoint>, 'id' | 'url' | 'description' | 'eventTypes' | 'payloadShape' | 'status' | 'createdAt'> & { apiKey: string | null | { id: string } };
+
+const keyIdOf = (ref: EndpointView['apiKey']) => (ref === null ? null : typeof ref === 'string' ? ref : ref.id);
+
+/** The catalogue of 6.1 and 6.2 by category, in registry order. */
+const CATEGORIES: [string, EventDefinition[]][] = [...new Set(EVENT_REGISTRY.map((e) => e.category))].map((category) => [
+  category,
+  EVENT_REGISTRY.filter((e) => e.category === category),
+]);
+
+const categoryLabel = (category: string) => (category === 'work_order' ? 'work_order.* / workorder.*' : `${category}.*`);
+const eventLabel = (e: EventDefinition) => (e.shapeA && e.shapeB && e.shapeA !== e.shapeB ? `${e.shapeA} / ${e.shapeB}` : e.key);
+
+export function endpointsPage(session: Session, endpoints: EndpointView[], keys: ApiKey[]): string {
+  const admin = session.user.role === 'admin';
+  const keyNames = new Map(keys.map((k) => [k.id, k.name]));
+  const rows = endpoints.map(
+    (e) => html`<tr>
+      <td class="excerpt"><a href="/console/endpoints/${e.id}">${e.url}</a></td>
+      <td>${e.description ?? ''}</td>
+      <td class="scopes">${e.eventTypes.join(', ')}</td>
+      <td>${e.payloadShape}</td>
+      <td>${badge(e.status)}</td>
+      <td>${keyNames.get(keyIdOf(e.apiKey) ?? '') ?? html`<span class="muted">none</span>`}</td>
+      <td>${time(e.createdAt)}</td>
+    </tr>`,
+  );
+  return layout({
+    title: 'Webhook endpoints',
+    nav: 'endpoints',
+    session,
+    body: html`
+      <p>Each endpoint is sent the events it subscribes to, signed with its own secret (<code>X-Webhook-Signature</code>).</p>
+      ${admin ? html`<p><a class="button" href="/console/endpoints/new">Register an endpoint</a></p>` : ''}
+      ${table('Webhook endpoints of your company', ['URL', 'Description', 'Events', 'Shape', 'Status', 'Not sent changes of key', 'Registered'], rows, 'No endpoints yet.')}`,
+  });
+}
+
+export interface EndpointForm {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  payloadShape: string;
+  apiKeyId: string;
+  error?: string | null;
+  /** Problems by field (url, event_types, payload_shape, description, api_key_id). */
+  errors?: Record<string, string>;
+}
+
+function eventsFieldset(chosen: Set<string>, error: string | undefined): SafeHtml {
+  const check = (value: string, label: string, extra = '') =>
+    html`<div class="check${extra}"><input type="checkbox" id="event-${value}" name="event_types" value="${value}"${chosen.has(value) ? html` checked` : ''}><label for="event-${value}">${label}</label></div>`;
+  return html`<fieldset class="events${error ? ' field-error' : ''}"${error ? html` aria-describedby="event_types-error"` : ''}>
+    <legend>Events</legend>
+    <p class="hint">Choose whole categories or single events (names of webhooks.md 6.1 and 6.2; a shape B name is the same event).</p>
+    ${error ? html`<p class="error" id="event_types-error">${error}</p>` : ''}
+    ${check('*', 'All events (*)')}
+    <div class="events-grid">${CATEGORIES.map(
+      ([category, events]) => html`<fieldset><legend>${categoryLabel(category)}</legend>
+        ${check(`${category}.*`, `All ${categoryLabel(category)} events`, ' category')}
+        ${events.map((e) => check(e.key, eventLabel(e)))}
+      </fieldset>`,
+    )}</div>
+  </fieldset>`;
+}
+
+export function endpointFormPage(session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, keys: ApiKey[]): string {
+  const errors = form.errors ?? {};
+  const shape = form.payloadShape || 'A';
+  const radio = (value: string, label: string) =>
+    html`<div class="check"><input type="radio" id="shape-${value}" name="payload_shape" value="${value}"${shape === value ? html` checked` : ''}><label for="shape-${value}">${label}</label></div>`;
+  return layout({
+    title: mode.title,
+    nav: 'endpoints',
+    session,
+    body: postForm(
+      session,
+      mode.action,
+      html`${errorSummary(form.error)}
+      ${field({ name: 'url', label: 'URL', type: 'url', value: form.url, required: true, hint: 'A public https:// address that answers POST requests with 2xx.', error: errors.url, attributes: html`maxlength="2000"` })}
+      ${field({ name: 'description', label: 'Description (optional)', value: form.description, error: errors.description, attributes: html`maxlength="500"` })}
+      <fieldset${errors.payload_shape ? html` class="field-error"` : ''}>
+        <legend>Payload shape</legend>
+        ${errors.payload_shape ? html`<p class="error">${errors.payload_shape}</p>` : ''}
+        ${radio('A', 'A: detailed (event_id, event_type, timestamp, company_id, data)')}
+        ${radio('B', 'B: catalog (event, timestamp, data; work orders as workorder.*)')}
+      </fieldset>
+      <div class="field${errors.api_key_id ? ' field-error' : ''}">
+        <label for="field-api_key_id">Do not send changes made with this API key</label>
+        <p class="hint" id="field-api_key_id-hint">Echo prevention: the system that owns this endpoint is not sent back its own changes.</p>
+        ${errors.api_key_id ? html`<p class="error">${errors.api_key_id}</p>` : ''}
+        <select id="field-api_key_id" name="api_key_id" aria-describedby="field-api_key_id-hint">
+          <option value="">No key: send every change</option>
+          ${keys.filter((k) => !k.revokedAt).map((k) => html`<option value="${k.id}"${form.apiKeyId === k.id ? html` selected` : ''}>${k.name} (${k.prefix})</option>`)}
+        </select>
+      </div>
+      ${eventsFieldset(new Set(form.eventTypes), errors.event_types)}
+      <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
+      html`class="wide"`,
+    ),
+  });
+}
+
+/** The page showing a secret just issued (registration or rotation). */
+export function endpointSecretPage(session: Session, endpoint: EndpointView, secret: string, title: string): string {
+  return layout({
+    title,
+    nav: 'endpoints',
+    session,
+    body: html`
+      <div class="notice" role="status"><p><strong>Copy the signing secret now.</strong> It is shown only this once. Deliveries to <code>${endpoint.url}</code> are signed with it from now on.</p></div>
+      ${secretValue('endpoint-secret', 'Signing secret', secret)}
+      <p><a href="/console/endpoints/${endpoint.id}">Go to the endpoint</a></p>`,
+  });
+}
+
+export interface TestResult {
+  delivery: Pick<WebhookDelivery, 'id' | 'status'>;
+  attempts: DeliveryAttempt[];
+}
+
+function testResultSection(result: TestResult | null): SafeHtml {
+  const content = result
+    ? html`<div class="result">
+        <p>Test delivery <a href="/console/deliveries/${result.delivery.id}"><code>${result.delivery.id}</code></a>: ${badge(result.delivery.status)}${
+          result.delivery.status === 'pending' ? ' (still being attempted: reload the page to see how it ends)' : ''
+        }</p>
+        ${attemptsTable(result.attempts)}
+      </div>`
+    : html`<p class="muted">No test delivery sent from this page yet.</p>`;
+  return html`<section id="test-result" tabindex="-1" aria-live="polite" aria-labelledby="test-heading"><h3 id="test-heading" class="visually-hidden">Test delivery result</h3>${content}</section>`;
+}
+
+export interface EndpointPageData {
+  endpoint: EndpointView;
+  keyName: string | null;
+  recent: DeliveryView[];
+  testResult: TestResult | null;
+  /** The bulk re-run form's default: 24 hours ago, as datetime-local in UTC. */
+  resendSince: string;
+}
+
+export function endpointPage(session: Session, data: EndpointPageData): string {
+  const { endpoint } = data;
+  const admin = session.user.role === 'admin';
+  const base = `/console/endpoints/${endpoint.id}`;
+  const adminActions = html`
+    <h2>Manage</h2>
+    <div class="actions">
+      <a class="button secondary" href="${base}/edit">Edit</a>
+      ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${endpoint.status === 'active' ? 'disabled' : 'active'}"><button type="submit" class="button secondary">${endpoint.status === 'active' ? 'Disable' : 'Enable'}</button>`, html`class="inline"`)}
+      <a class="button secondary" href="${base}/rotate-secret">Rotate secret</a>
+      <a class="button danger" href="${base}/delete">Delete</a>
+    </div>
+    <h2>Test delivery</h2>
+    <p>Sends a <code>webhook.test</code> delivery now: one attempt, recorded in the log.</p>
+    ${postForm(session, `${base}/test`, html`<button type="submit" class="button">Send a test delivery</button>`, html`data-update="test-result"`)}
+    ${testResultSection(data.testResult)}
+    <h2>Resend failed deliveries</h2>
+    ${postForm(
+      session,
+      `${base}/resend-failed`,
+      html`${field({ name: 'since', label: 'Made since (UTC)', type: 'datetime-local', value: data.resendSince, required: true, hint: 'Every failed delivery to this endpoint made since then is sent again, each with its X-Webhook-ID.' })}
+      <button type="submit" class="button secondary">Resend failed deliveries</button>`,
+    )}`;
+  return layout({
+    title: 'Webhook endpoint',
+    nav: 'endpoints',
+    session,
+    body: html`
+      <dl class="summary">
+        <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
+        <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
+        <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
+        <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
+        <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
+      </dl>
+      ${admin ? adminActions : ''}
+      <h2>Recent deliveries</h2>
+      ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpoint.url]]), () => endpoint.id), 'Nothing delivered yet.')}
+      <p><a href="/console/deliveries?endpoint_id=${endpoint.id}">All deliveries to this endpoint</a></p>`,
+  });
+}
+
+/** Confirmation of an action that cannot be taken back (rotation, deletion). */
+export function confirmEndpointPage(session: Session, endpoint: EndpointView, o: { title: string; explanation: string; action: string; button: string }): string {
+  return layout({
+    title: o.title,
+    nav: 'endpoints',
+    session,
+    body: html`
+      <p><code>${endpoint.url}</code></p>
+      <p>${o.explanation}</p>
+      ${postForm(session, o.action, html`<div class="actions"><button type="submit" class="button danger">${o.button}</button> <a href="/console/endpoints/${endpoint.id}">Cancel</a></div>`)}`,
+  });
+}
