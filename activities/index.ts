@@ -8,6 +8,7 @@ import { createProjectCreationActivities } from './project-creation';
 import { createPurchaseOrderApprovalActivities } from './purchase-order-approval';
 import { createReportApprovalActivities } from './report-approval';
 import { createScheduledReportActivities } from './scheduled-report';
+import { createRetentionActivities } from './retention';
 import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
@@ -24,5 +25,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookDeliveryActivities(deps),
     ...createDeliveryRunActivities(deps),
     ...createDeliveryRecoveryActivities(deps),
+    ...createRetentionActivities(deps),
   });
 }

@@ -1,175 +1,477 @@
 /**
- * `npm run bench`: starts the whole service (`src/main.ts`, embedded PostgreSQL and Temporal dev server in a
- * temporary folder) as its own process, loads it from this one, and prints the figures:
- *   1. REST reads: GET /api/v1/projects?limit=50 (auth, rate limit, a page of 50 from 200 projects)
- *   2. Inbound writes: signed employee.created (auth, rate limit, signature, validation, one transaction)
- *   3. Outbound: time from an inbound change's 200 to its signed delivery arriving at an HTTPS subscriber
- * Rate limits are per key, so the load is spread over many keys of one company. BENCH_SECONDS sets the
- * length of each load phase (default 10).
+ * `npm run bench` (add `-- --quick` for a run under 3 minutes, `-- --profile` for CPU profiles of the api and
+ * worker during each phase): the service against the ceiling of the same work, measured in the same run and
+ * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
+ * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
+ *
+ * One process tree: PostgreSQL and the Temporal dev server (embedded, or DATABASE_URL / TEMPORAL_ADDRESS with
+ * a database of the run's own), the api and the worker as separate processes (compiled, as in production),
+ * the ceiling server and its no-op Temporal worker, and this process generating the load.
  */
-import autocannon from 'autocannon';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { Client as TemporalClient, Connection } from '@temporalio/client';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { v7 as uuidv7 } from 'uuid';
+import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { SecretBox } from '../src/crypto/secret-box';
 import { signWebhook } from '../src/crypto/webhook-signature';
 import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
 import { connectOrm } from '../src/db/orm';
-import { createCompany, type IssuedApiKey, issueApiKey } from '../src/domain/accounts/api-keys-service';
-import { customers } from '../src/domain/business/customers';
-import { locations } from '../src/domain/business/locations';
-import { createProject } from '../src/domain/work/projects';
 import { localEncryptionKey } from '../src/local-environment';
-import { PROJECT_ROOT } from '../src/paths';
 import { startReceiver, testCertificate } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
+import { DeliveryProbe, noopWorkflowRate } from './deliveries';
+import { deliveryListLatency, runRetention, seedOldDeliveries } from './history';
+import { load, type LoadResult } from './http-load';
+import { monotonicMicros, summariseProfile, type Window } from './profile';
+import { measurePage, seedWorkOrders } from './scale';
+import { seedTenant, type Tenant } from './seed';
+import { compileProject, type NodeProcess, nodeFlagsOf, startNode, startServers, waitForHttp, waitForOutput } from './stack';
+import { npmStart } from './startup';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const args = new Set(process.argv.slice(2));
+const QUICK = args.has('--quick');
+const PROFILE = args.has('--profile');
+/** Length of each load phase; BENCH_SECONDS shortens it further (the smoke test). */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 10));
 const CONNECTIONS = 16;
-const KEYS = 400;
+const KEYS = QUICK ? 300 : 2000;
+const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
 
-async function startService(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/main.ts')], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      EMBEDDED_POSTGRES_PORT: String(await freePort()),
-      TEMPORAL_DEV_PORT: String(await freePort()),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
-      NODE_EXTRA_CA_CERTS: testCertificate().certFile,
-      DB_POOL_MAX: '20',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('is running')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
-  });
-  return child;
+type Verdict = 'PASS' | 'FAIL' | '';
+
+interface Row {
+  work: string;
+  ceiling: string;
+  service: string;
+  ratio: string;
+  target: string;
+  verdict: Verdict;
 }
 
-function report(title: string, result: autocannon.Result): void {
-  const ok = result['2xx'];
-  console.log(
-    `${title}\n  ${Math.round(ok / result.duration)} req/s served (2xx), ${result.non2xx} non-2xx, ${result.errors} errors, ${CONNECTIONS} connections\n` +
-      `  latency ms: p50 ${result.latency.p50}, p90 ${result.latency.p90}, p99 ${result.latency.p99}, max ${result.latency.max}`,
+const rows: Row[] = [];
+const windows: Window[] = [];
+const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
+const latency = (r: { p50: number; p99: number; max: number }) => `p50 ${fmt(r.p50)} / p99 ${fmt(r.p99)} / max ${fmt(r.max)} ms`;
+const describe = (r: LoadResult) => `${fmt(r.rps)}/s, ${latency(r)}${r.non2xx ? `, ${r.non2xx} non-2xx` : ''}${r.errors ? `, ${r.errors} errors` : ''}`;
+const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'FAIL');
+
+function record(row: Row): void {
+  rows.push(row);
+  console.log(`${row.work}\n  ceiling: ${row.ceiling}\n  service: ${row.service}\n  ratio ${row.ratio}   target ${row.target}   ${row.verdict}\n`);
+}
+
+/** Times `work` as a window of the CPU profiles. */
+async function profiled<T>(label: string, work: () => Promise<T>): Promise<T> {
+  const from = monotonicMicros();
+  try {
+    return await work();
+  } finally {
+    windows.push({ label, from, to: monotonicMicros() });
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
+  // As root, PostgreSQL runs as the postgres user: a folder it can enter keeps its clusters in here, removed with it.
+  chmodSync(dir, 0o755);
+  const profileDir = PROFILE ? mkdtempSync(path.join(os.tmpdir(), 'construction-bench-profiles-')) : undefined;
+  console.log(`${QUICK ? 'Quick' : 'Full'} benchmark: ${SECONDS} s load phases, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+  await startupPhase(dir);
+
+  const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
+  const encryptionKey = randomBytes(32).toString('hex');
+  const taskQueue = `bench-${randomUUID()}`;
+  const noopQueue = `bench-noop-${randomUUID()}`;
+  const common = { DATABASE_URL: servers.databaseUrl, TEMPORAL_ADDRESS: servers.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+  const [apiPort, ceilingPort] = [await freePort(), await freePort()];
+  const processes: NodeProcess[] = [];
+  const orm = await connectOrm(servers.databaseUrl, 8);
+  const db = new Pool({ connectionString: servers.databaseUrl, max: 4 });
+  const temporal = new TemporalClient({ connection: await Connection.connect({ address: servers.temporalAddress }) });
+  const receiver = await startReceiver();
+  const rss = { api: 0, worker: 0 };
+  try {
+    const logDir = dir;
+    const worker = startNode(
+      'worker',
+      compiled.entry('src/worker/main.ts'),
+      { ...common, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile },
+      { logDir, profileDir, flags: nodeFlagsOf('start:worker') },
+    );
+    const api = startNode('api', compiled.entry('src/api/main.ts'), { ...common, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
+      logDir,
+      profileDir,
+      flags: nodeFlagsOf('start:api'),
+    });
+    const ceiling = startNode('ceiling', compiled.entry('bench/ceiling-server.ts'), { ...common, PORT: String(ceilingPort), NOOP_TASK_QUEUE: noopQueue }, { logDir });
+    const noopWorker = startNode('noop-worker', compiled.entry('bench/noop-worker.ts'), { ...common, NOOP_TASK_QUEUE: noopQueue }, { logDir });
+    processes.push(worker, api, ceiling, noopWorker);
+    const key = parseEncryptionKey(encryptionKey);
+    const tenant = await seedTenant(orm, key, 'Bench Construction', { keys: KEYS, projects: 200 });
+    await Promise.all([
+      waitForHttp(`http://127.0.0.1:${apiPort}/health`, api),
+      waitForHttp(`http://127.0.0.1:${ceilingPort}/json`, ceiling),
+      waitForOutput(worker, 'worker running'),
+      waitForOutput(noopWorker, 'noop worker running'),
+    ]);
+    console.log(`Ready after ${((Date.now() - started) / 1000).toFixed(0)} s: ${KEYS} API keys, 200 projects.\n`);
+
+    const service = `http://127.0.0.1:${apiPort}`;
+    const keyOf = rotation(tenant);
+    await requestPhases({ url: service, proc: api }, { url: `http://127.0.0.1:${ceilingPort}`, proc: ceiling }, tenant, keyOf);
+    rss.api = api.peakRssMb();
+
+    const deliveryTenant = await seedTenant(orm, key, 'Bench Deliveries', { keys: 200, projects: 0 });
+    const endpoint = await fetch(`${service}/api/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': deliveryTenant.keys[0]!.key },
+      body: JSON.stringify({ url: receiver.url, event_types: ['customer.created'] }),
+    });
+    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}`);
+    const endpointId = ((await endpoint.json()) as { id: string }).id;
+    const [{ data }] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [tenant.companyId])).rows;
+    const probe = new DeliveryProbe(db, { companyId: deliveryTenant.companyId, eventType: 'customer.created', data }, receiver);
+    await deliveryPhase(temporal, noopQueue, probe);
+    if (!QUICK) await workflowShapePhase(compiled.entry('bench/temporal-variants.ts'), servers.temporalAddress, dir);
+
+    const scaleTenant = await seedTenant(orm, key, 'Bench Scale', { keys: 100, projects: 1 });
+    await scalePhase(db, service, scaleTenant);
+    await historyPhase(db, temporal, taskQueue, service, rotation(deliveryTenant), deliveryTenant.companyId, endpointId, probe);
+    rss.api = Math.max(rss.api, api.peakRssMb());
+    rss.worker = worker.peakRssMb();
+  } finally {
+    await receiver.close();
+    await temporal.connection.close();
+    await db.end();
+    await orm.close();
+    for (const proc of processes.reverse()) await proc.stop();
+    await servers.stop();
+    compiled.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  record({ work: 'RSS under load: api process', ceiling: '–', service: `${fmt(rss.api)} MB peak`, ratio: '–', target: '≤ 200 MB', verdict: verdict(rss.api <= 200) });
+  record({ work: 'RSS under load: worker process', ceiling: '–', service: `${fmt(rss.worker)} MB peak`, ratio: '–', target: '≤ 400 MB', verdict: verdict(rss.worker <= 400) });
+
+  printTable();
+  if (profileDir) {
+    for (const name of ['api', 'worker']) {
+      console.log(`\nCPU profile of the ${name} (${profileDir}/${name}.cpuprofile), by phase:`);
+      for (const window of windows) console.log(summariseProfile(path.join(profileDir, `${name}.cpuprofile`), window));
+    }
+  }
+  console.log(`\nFinished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.`);
+}
+
+/**
+ * `npm start` from nothing (initdb, migrations) to healthy; in the full run also again on its data, and then
+ * serving phase 1's list from its single process.
+ */
+async function startupPhase(dir: string): Promise<void> {
+  const dataDir = path.join(dir, 'npm-start');
+  const ports = { api: await freePort(), postgres: await freePort(), temporal: await freePort(), ui: await freePort() };
+  const first = await npmStart(dataDir, ports);
+  if (QUICK) {
+    await first.stop();
+    record({ work: '`npm start` to healthy (fresh data folder)', ceiling: '–', service: `${first.seconds.toFixed(1)} s`, ratio: '–', target: '≤ 15 s', verdict: verdict(first.seconds <= 15) });
+    return;
+  }
+  await first.stop();
+  const again = await npmStart(dataDir, ports);
+  try {
+    record({
+      work: '`npm start` to healthy (fresh data folder; restart)',
+      ceiling: '–',
+      service: `${first.seconds.toFixed(1)} s; ${again.seconds.toFixed(1)} s`,
+      ratio: '–',
+      target: '≤ 15 s',
+      verdict: verdict(Math.max(first.seconds, again.seconds) <= 15),
+    });
+    // The same list as phase 1, served by `npm start`'s single process (API, worker and dispatcher together).
+    const orm = await connectOrm(runningEmbeddedPostgresUrl(dataDir, 'construction')!, 4);
+    try {
+      const tenant = await seedTenant(orm, parseEncryptionKey(localEncryptionKey(dataDir)), 'One Process', { keys: KEYS, projects: 200 });
+      const keyOf = rotation(tenant);
+      const result = await load({ url: `http://127.0.0.1:${ports.api}/api/v1/projects?limit=50`, seconds: SECONDS, connections: CONNECTIONS, next: () => ({ headers: { 'X-API-Key': keyOf() } }) });
+      console.log(`REST list served by npm start's one process: ${describe(result)}\n`);
+      oneProcessList = result;
+    } finally {
+      await orm.close();
+    }
+  } finally {
+    await again.stop();
+  }
+}
+
+let oneProcessList: LoadResult | null = null;
+
+/**
+ * Phases 1 to 5: the ceiling, then the service, each loaded the same way. Besides throughput and latency, the
+ * CPU time the serving process spent per request served: the figure least moved by other load on the machine.
+ */
+async function requestPhases(target: { url: string; proc: NodeProcess }, ceilingServer: { url: string; proc: NodeProcess }, tenant: Tenant, keyOf: () => string): Promise<void> {
+  const service = target.url;
+  const bare = ceilingServer.url;
+  const run = (url: string, next: () => { path?: string; headers?: Record<string, string>; body?: string }, method: 'GET' | 'POST' = 'GET', seconds = SECONDS) =>
+    load({ url, method, seconds, connections: CONNECTIONS, next });
+  const withCpu = async (proc: NodeProcess, work: () => Promise<LoadResult>) => {
+    const before = proc.cpuSeconds();
+    const result = await work();
+    const perRequest = (1000 * (proc.cpuSeconds() - before)) / Math.max(1, result.served);
+    return `${describe(result)}, ${perRequest.toFixed(2)} ms CPU/request`;
+  };
+  const compare = async (work: string, goal: number | null, ceilingRun: () => Promise<LoadResult>, serviceRun: () => Promise<LoadResult>) => {
+    let c!: LoadResult;
+    let s!: LoadResult;
+    const ceilingText = await withCpu(ceilingServer.proc, async () => (c = await ceilingRun()));
+    const serviceText = await withCpu(target.proc, () => profiled(work, async () => (s = await serviceRun())));
+    const ratio = s.rps / c.rps;
+    record({ work, ceiling: ceilingText, service: serviceText, ratio: ratio.toFixed(2), target: goal === null ? '–' : `≥ ${goal}`, verdict: goal === null ? '' : verdict(ratio >= goal) });
+    return s;
+  };
+  const json = { 'Content-Type': 'application/json' };
+  let n = 0;
+
+  await compare(
+    'HTTP alone: bare Koa JSON; the service answering 401 to a request without a key',
+    null,
+    () => run(`${bare}/json`, () => ({})),
+    async () => {
+      const refused = await run(`${service}/api/v1/projects`, () => ({}));
+      return { ...refused, served: refused.answered, rps: refused.answered / refused.seconds, non2xx: 0 };
+    },
+  );
+  const list = await compare(
+    '1. REST list: GET /projects?limit=50 (of 200) | bare Koa + pg, the page and its total in one query',
+    0.6,
+    () => run(`${bare}/projects?company=${tenant.companyId}&limit=50`, () => ({})),
+    () => run(`${service}/api/v1/projects?limit=50`, () => ({ headers: { 'X-API-Key': keyOf() } })),
+  );
+  if (oneProcessList) {
+    record({
+      work: '1b. REST list served by `npm start` (API, worker, dispatcher in one process) | phase 1 on separate processes',
+      ceiling: describe(list),
+      service: describe(oneProcessList),
+      ratio: (oneProcessList.rps / list.rps).toFixed(2),
+      target: '–',
+      verdict: '',
+    });
+  }
+  const projectId = () => tenant.projectIds[n++ % tenant.projectIds.length]!;
+  await compare(
+    '2. REST get: GET /projects/{id} | bare Koa + pg, one row',
+    0.6,
+    () => run(`${bare}/projects`, () => ({ path: `/projects/${projectId()}?company=${tenant.companyId}` })),
+    () => run(`${service}/api/v1/projects`, () => ({ path: `/api/v1/projects/${projectId()}`, headers: { 'X-API-Key': keyOf() } })),
+  );
+  const bareCreate = () => run(`${bare}/customers`, () => ({ headers: json, body: JSON.stringify({ company_id: tenant.companyId, name: `Ceiling ${n++}` }) }), 'POST');
+  await compare(
+    '3. REST create: POST /customers | bare Koa + pg, one transaction of 2 inserts (record, outbox event)',
+    null,
+    bareCreate,
+    () => run(`${service}/api/v1/customers`, () => ({ headers: { ...json, 'X-API-Key': keyOf() }, body: JSON.stringify({ name: `Rest ${n++}` }) }), 'POST'),
+  );
+  const signed = (eventType: string, data: Record<string, unknown>) => {
+    const key = tenant.keys[n % tenant.keys.length]!;
+    const body = JSON.stringify({ event_type: eventType, timestamp: new Date().toISOString(), source: 'bench', data });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    return { headers: { ...json, 'X-API-Key': key.key, 'X-Webhook-Timestamp': timestamp, 'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body) }, body };
+  };
+  await compare(
+    '4. Inbound simple create: signed customer.created | the same 2-insert transaction',
+    0.5,
+    bareCreate,
+    () => run(`${service}/webhooks/inbound`, () => signed('customer.created', { name: `Inbound ${n++}` }), 'POST'),
+  );
+  // A workflow answers in seconds under load: a longer phase, so that enough of them finish inside it.
+  const workflowSeconds = Math.max(SECONDS, QUICK ? 6 : 10);
+  await compare(
+    '5. Inbound project.created (a workflow) | bare Koa + Temporal, a workflow of one no-op activity',
+    null,
+    () => run(`${bare}/workflows`, () => ({}), 'POST', workflowSeconds),
+    () =>
+      run(
+        `${service}/webhooks/inbound`,
+        () => signed('project.created', { project_code: `W-${n}`, project_name: `Workflow ${n}`, customer_name: `Workflow customer ${n % 50}`, location_name: `Site ${n++}` }),
+        'POST',
+        workflowSeconds,
+      ),
   );
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-
-async function main() {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  console.log(`Starting the service (data in ${dataDir}) …`);
-  const service = await startService(dataDir, port);
-  const orm = await connectOrm(runningEmbeddedPostgresUrl(dataDir, 'construction')!, 4);
-  const receiver = await startReceiver();
-  try {
-    const em = orm.em.fork();
-    const secretBox = new SecretBox(parseEncryptionKey(localEncryptionKey(dataDir)));
-    const company = await createCompany(em, 'Bench Construction');
-    const keys: IssuedApiKey[] = [];
-    for (let i = 0; i < KEYS; i++) keys.push(await issueApiKey(em, secretBox, { companyId: company.id, name: `bench ${i}`, scopes: ['admin'] }));
-    const actor = { companyId: company.id, apiKeyId: keys[0]!.apiKey.id };
-    const { record: customer } = await customers.findOrCreate(orm.em.fork(), actor, { name: 'Bench Customer' });
-    const { record: location } = await locations.findOrCreate(orm.em.fork(), actor, { customer_id: customer.id, name: 'Bench Site' });
-    for (let i = 0; i < 200; i++) {
-      await createProject(
-        orm.em.fork(),
-        actor,
-        { projectId: uuidv7(), project: { project_code: `B-${i}`, name: `Bench ${i}`, customer_id: customer.id, location_id: location.id } },
-        uuidv7(),
-      );
-    }
-    console.log(`Seeded ${KEYS} API keys and 200 projects. Each phase runs ${SECONDS} s.\n`);
-
-    let next = 0;
-    const rest = await autocannon({
-      url: `${base}/api/v1/projects?limit=50`,
-      connections: CONNECTIONS,
-      duration: SECONDS,
-      requests: [{ setupRequest: (req) => ({ ...req, headers: { 'X-API-Key': keys[next++ % KEYS]!.key } }) }],
-    });
-    report('1. REST read  GET /api/v1/projects?limit=50', rest);
-
-    // Keys 1.. send inbound changes; key 0 owns nothing, so later deliveries are not suppressed as echoes.
-    let emp = 0;
-    const inbound = await autocannon({
-      url: `${base}/webhooks/inbound`,
-      method: 'POST',
-      connections: CONNECTIONS,
-      duration: SECONDS,
-      requests: [
-        {
-          setupRequest: (req) => {
-            const key = keys[1 + (emp % (KEYS - 1))]!;
-            const body = JSON.stringify({ event_type: 'employee.created', data: { emp_number: `E-${emp++}`, name: 'Load Test', email: 'load@example.com', employee_type: 'site_worker' } });
-            const timestamp = String(Math.floor(Date.now() / 1000));
-            return {
-              ...req,
-              body,
-              headers: {
-                'Content-Type': 'application/json',
-                'X-API-Key': key.key,
-                'X-Webhook-Timestamp': timestamp,
-                'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body),
-              },
-            };
-          },
-        },
-      ],
-    });
-    report('2. Inbound write  POST /webhooks/inbound employee.created (signed)', inbound);
-
-    // Let the backlog of the load phase drain before timing single deliveries: no endpoint existed during it.
-    const registered = await fetch(`${base}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': keys[0]!.key },
-      body: JSON.stringify({ url: receiver.url, event_types: ['employee.created'] }),
-    });
-    if (registered.status !== 201) throw new Error(`endpoint registration failed: ${registered.status}`);
-    const sentAt = new Map<string, number>();
-    const deliveries = 100;
-    for (let i = 0; i < deliveries; i++) {
-      const key = keys[1 + (i % (KEYS - 1))]!;
-      const body = JSON.stringify({ event_type: 'employee.created', data: { emp_number: `D-${i}`, name: 'Delivery Test', email: 'd@example.com', employee_type: 'office' } });
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const response = await fetch(`${base}/webhooks/inbound`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': key.key, 'X-Webhook-Timestamp': timestamp, 'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body) },
-        body,
-      });
-      const { event_id } = (await response.json()) as { event_id: string };
-      sentAt.set(event_id, Date.now());
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const received = await receiver.waitForRequests(deliveries, 120_000);
-    const latencies = received.map((r) => r.receivedAt - sentAt.get(JSON.parse(r.body).event_id)!).sort((a, b) => a - b);
-    console.log(
-      `3. Outbound delivery latency (inbound 200 → subscriber receives the signed POST), ${deliveries} events\n` +
-        `  ms: p50 ${percentile(latencies, 50)}, p90 ${percentile(latencies, 90)}, p99 ${percentile(latencies, 99)}, max ${latencies.at(-1)}`,
-    );
-  } finally {
-    await receiver.close();
-    await orm.close();
-    service.kill('SIGTERM');
-    await new Promise((resolve) => service.once('exit', resolve));
-    rmSync(dataDir, { recursive: true, force: true });
+/**
+ * Deliveries per second until the latency bends (offered rates rising as fractions of the ceiling, each step
+ * drained before the next), then commit → receipt latency at half the sustained rate.
+ */
+async function deliveryPhase(temporal: TemporalClient, noopQueue: string, probe: DeliveryProbe): Promise<void> {
+  const ceiling = await noopWorkflowRate(temporal, noopQueue, Math.max(SECONDS, 5));
+  const stepSeconds = QUICK ? 3 : 10;
+  let sustained = 0;
+  let baseline: number | null = null;
+  const steps: string[] = [];
+  for (const fraction of [0.25, 0.5, 0.75, 1, 1.25]) {
+    const offered = ceiling * fraction;
+    const step = await profiled(`6. deliveries at ${fmt(offered)}/s`, () => probe.run(offered, stepSeconds));
+    baseline ??= step.latency.p50;
+    steps.push(`${fmt(offered)}/s: p50 ${fmt(step.latency.p50)} ms${step.fallingBehind ? ', falling behind' : ''}`);
+    // Kept up: every event delivered, no backlog growing within the step, and the latency not bent upwards.
+    const bent = step.received < step.sent || step.fallingBehind || step.latency.p50 > Math.max(2 * baseline, baseline + 500);
+    if (bent) break;
+    sustained = offered;
   }
+  const ratio = sustained / ceiling;
+  record({
+    work: `6. Deliveries sustained until latency bends (${steps.join('; ')}) | no-op workflows, 50 in flight`,
+    ceiling: `${fmt(ceiling)}/s`,
+    service: `${fmt(sustained)}/s`,
+    ratio: ratio.toFixed(2),
+    target: '≥ 0.8',
+    verdict: verdict(ratio >= 0.8),
+  });
+  const half = Math.max(sustained, ceiling * 0.25) / 2;
+  const halfSeconds = QUICK ? 6 : 30;
+  const steady = await profiled(`6. deliveries at half rate ${fmt(half)}/s`, () => probe.run(half, halfSeconds));
+  record({
+    work: `6b. Commit → receipt at half that rate (${fmt(half)}/s for ${halfSeconds} s)`,
+    ceiling: '–',
+    service: latency(steady.latency),
+    ratio: '–',
+    target: 'p50 ≤ 300 ms, p99 ≤ 1,500 ms',
+    verdict: verdict(steady.latency.p50 <= 300 && steady.latency.p99 <= 1500),
+  });
+  const tally = probe.tally();
+  record({
+    work: '6c. Every delivery counted',
+    ceiling: '–',
+    service: `${tally.sent} committed, ${tally.lost} lost, ${tally.duplicates} received twice (absorbed by X-Webhook-ID)`,
+    ratio: '–',
+    target: '0 lost',
+    verdict: verdict(tally.lost === 0),
+  });
+}
+
+/** What parts of a delivery's workflow shape cost on this server (bench/temporal-variants.ts): measured proposals. */
+async function workflowShapePhase(script: string, temporalAddress: string, logDir: string): Promise<void> {
+  const variants = startNode('temporal-variants', script, { TEMPORAL_ADDRESS: temporalAddress, VARIANT_SECONDS: String(SECONDS) }, { logDir });
+  await new Promise((resolve) => variants.child.once('exit', resolve));
+  const lines = variants
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{"variant"'))
+    .map((line) => JSON.parse(line) as { variant: string; perSecond: number; alone: { p50: number; p99: number; max: number } });
+  if (lines.length === 0) throw new Error(`temporal-variants printed nothing:\n${variants.output()}`);
+  for (const line of lines) {
+    record({
+      work: `6d. Workflow shape: ${line.variant}`,
+      ceiling: `${fmt(lines[0]!.perSecond)}/s`,
+      service: `${fmt(line.perSecond)}/s with 50 in flight; one at a time ${latency(line.alone)}`,
+      ratio: (line.perSecond / lines[0]!.perSecond).toFixed(2),
+      target: '–',
+      verdict: '',
+    });
+  }
+}
+
+/** One tenant with 10 k, 100 k and 1 M work orders: a page of 100 at the start and 50,000 deep, against raw SQL. */
+async function scalePhase(db: Pool, service: string, tenant: Tenant): Promise<void> {
+  const keyOf = rotation(tenant);
+  let seeded = 0;
+  for (const size of SCALE_ROWS) {
+    const started = Date.now();
+    await seedWorkOrders(db, tenant.companyId, tenant.projectIds[0]!, seeded, size);
+    seeded = size;
+    // What autovacuum does for an insert-only table; the index-only scans of deep pages rely on it.
+    await db.query('vacuum analyze work_orders');
+    console.log(`Seeded ${size.toLocaleString('en-US')} work orders (${((Date.now() - started) / 1000).toFixed(0)} s).`);
+    for (const offset of [0, Math.min(50_000, size - 100)]) {
+      const page = await profiled(`7. ${size} rows offset ${offset}`, () =>
+        measurePage({ db, apiUrl: service, key: keyOf, companyId: tenant.companyId, rows: size, offset, samples: QUICK ? 30 : 200 }),
+      );
+      const ratio = page.service.p99 / page.raw.p99;
+      record({
+        work: `7. ${size.toLocaleString('en-US')} work orders, GET /work-orders?limit=100&offset=${offset.toLocaleString('en-US')} | raw SQL of the page, no total`,
+        ceiling: latency(page.raw),
+        service: latency(page.service),
+        ratio: `${ratio.toFixed(2)} (p99)`,
+        target: 'p99 ≤ 20 ms and ≤ 2 × raw',
+        verdict: verdict(page.service.p99 <= 20 && ratio <= 2),
+      });
+    }
+  }
+}
+
+/** Dispatch and the delivery list with no history, with OLD_DELIVERIES old deliveries, and after retention deleted them. */
+async function historyPhase(
+  db: Pool,
+  temporal: TemporalClient,
+  taskQueue: string,
+  service: string,
+  keyOf: () => string,
+  companyId: string,
+  endpointId: string,
+  probe: DeliveryProbe,
+): Promise<void> {
+  const measure = async (label: string) => {
+    const dispatch = await profiled(`8. dispatch, ${label}`, () => probe.run(5, QUICK ? 3 : 6));
+    const list = await profiled(`8. delivery list, ${label}`, () => deliveryListLatency(service, keyOf, QUICK ? 30 : 100));
+    return { dispatch: dispatch.latency, list };
+  };
+  const fresh = await measure('no history');
+  const started = Date.now();
+  await seedOldDeliveries(db, companyId, endpointId, OLD_DELIVERIES);
+  console.log(`Seeded ${OLD_DELIVERIES.toLocaleString('en-US')} old deliveries with their attempts (${((Date.now() - started) / 1000).toFixed(0)} s).`);
+  const old = await measure(`${OLD_DELIVERIES} old deliveries`);
+  // The list stays served while retention deletes: sample it meanwhile.
+  const during: number[] = [];
+  let pruning = true;
+  const sampler = (async () => {
+    while (pruning) {
+      during.push((await deliveryListLatency(service, keyOf, 1)).max);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  const pruned = await runRetention(temporal, taskQueue);
+  pruning = false;
+  await sampler;
+  const after = await measure('after retention');
+  const flat = (a: number, b: number) => b <= Math.max(2 * a, a + 20);
+  const row = (what: string, key: 'dispatch' | 'list') =>
+    record({
+      work: `8. ${what}: no history | with ${OLD_DELIVERIES.toLocaleString('en-US')} old deliveries; after retention`,
+      ceiling: latency(fresh[key]),
+      service: `${latency(old[key])}; ${latency(after[key])}`,
+      ratio: `${(old[key].p50 / fresh[key].p50).toFixed(2)} (p50)`,
+      target: 'flat (≤ 2 × or +20 ms)',
+      verdict: verdict(flat(fresh[key].p50, old[key].p50) && flat(fresh[key].p50, after[key].p50)),
+    });
+  row('Dispatch, commit → receipt', 'dispatch');
+  row('GET /webhook-deliveries?limit=50', 'list');
+  const sortedDuring = [...during].sort((a, b) => a - b);
+  record({
+    work: `8b. Retention run: ${Object.entries(pruned.deleted).map(([k, v]) => `${k} ${v.toLocaleString('en-US')}`).join(', ')}`,
+    ceiling: '–',
+    service: `${pruned.seconds.toFixed(0)} s; delivery list meanwhile p50 ${fmt(sortedDuring[Math.floor(sortedDuring.length / 2)] ?? NaN)} / max ${fmt(sortedDuring.at(-1) ?? NaN)} ms`,
+    ratio: '–',
+    target: 'every old delivery deleted',
+    verdict: verdict(pruned.deleted.deliveries === OLD_DELIVERIES),
+  });
+}
+
+/** The API keys in turn, so that no key's rate limit caps the load. */
+function rotation(tenant: Tenant): () => string {
+  let i = 0;
+  return () => tenant.keys[i++ % tenant.keys.length]!.key;
+}
+
+function printTable(): void {
+  console.log(`\n| Work | Ceiling | Service | Ratio | Target | |\n|---|---|---|---|---|---|`);
+  for (const r of rows) console.log(`| ${r.work} | ${r.ceiling} | ${r.service} | ${r.ratio} | ${r.target} | ${r.verdict} |`);
+  const failed = rows.filter((r) => r.verdict === 'FAIL').length;
+  console.log(`\n${rows.filter((r) => r.verdict === 'PASS').length} PASS, ${failed} FAIL.`);
 }
 
 main().catch((error: unknown) => {

@@ -40,6 +40,14 @@ export interface Config {
   workerMetricsPort: number;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
+  retention: {
+    outboxDays: number;
+    rateLimitDays: number;
+    deliveryDays: number;
+    everyMinutes: number;
+    batchSize: number;
+  };
   /** Trust X-Forwarded-For and X-Forwarded-Proto (the API runs behind a proxy that sets them). */
   trustProxy: boolean;
   console: {
@@ -189,6 +197,15 @@ export const SETTINGS = {
   },
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
+  RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
+  RETENTION_DELIVERY_DAYS: {
+    description: 'days a finished webhook delivery (with its attempts and alerts) is kept; at least 31, as a failed one waits 30 days for a re-run',
+    default: '90',
+    parse: integer(31, 3650),
+  },
+  RETENTION_EVERY_MINUTES: { description: 'how often the retention schedule runs', default: '60', parse: integer(1, 10080) },
+  RETENTION_BATCH_SIZE: { description: 'rows deleted per statement (each its own short transaction)', default: '1000', parse: integer(1, 100000) },
   TRUST_PROXY: {
     description: 'take the client address and protocol from X-Forwarded-For / X-Forwarded-Proto (behind a proxy that sets them)',
     default: 'false',
@@ -258,6 +275,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     workerMetricsPort: v.WORKER_METRICS_PORT,
     outboxPollMs: v.OUTBOX_POLL_MS,
+    retention: {
+      outboxDays: v.RETENTION_OUTBOX_DAYS,
+      rateLimitDays: v.RETENTION_RATE_LIMIT_DAYS,
+      deliveryDays: v.RETENTION_DELIVERY_DAYS,
+      everyMinutes: v.RETENTION_EVERY_MINUTES,
+      batchSize: v.RETENTION_BATCH_SIZE,
+    },
     trustProxy: v.TRUST_PROXY,
     console: { sessionIdleMs: v.CONSOLE_SESSION_IDLE_MINUTES * 60_000, sessionMaxMs: v.CONSOLE_SESSION_MAX_HOURS * 3_600_000 },
     reportApprovalDeadlineMs: v.REPORT_APPROVAL_DEADLINE,

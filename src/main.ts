@@ -1,9 +1,6 @@
 import { exitOnUnsupportedNode } from './runtime-version';
-import { startApi } from './api/server';
 import { loadConfig } from './config';
-import { startOutboxDispatcher } from './events/outbox-dispatcher';
 import { startEmbeddedPostgres } from './db/embedded-postgres';
-import { connectOrm, migrate } from './db/orm';
 import {
   LOCAL_DATA_DIR,
   LOCAL_DATABASE,
@@ -14,21 +11,26 @@ import {
 } from './local-environment';
 import { createLogger } from './logger';
 import { onShutdownSignal } from './shutdown';
-import { connectTemporalClient } from './temporal/connection';
-import { startTemporalDevServer } from './temporal/dev-server';
-import { installTemporalRuntime } from './temporal/runtime';
-import { startWorker } from './worker/worker';
 
 exitOnUnsupportedNode();
+
+/** Settles every promise, then throws the first failure: what did start is known (and stopped) either way. */
+async function allStarted(starting: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(starting)).find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
 
 /**
  * `npm start`: the whole service in one process. Uses DATABASE_URL and TEMPORAL_ADDRESS when set; otherwise
  * starts an embedded PostgreSQL and the Temporal dev server with their data under .data/. Applies migrations,
  * then runs the worker and the API until SIGINT/SIGTERM, and stops everything it started.
+ *
+ * Start-up overlaps what it can: PostgreSQL and the Temporal dev server start as processes of their own while
+ * this one loads the rest of its code (imported below, when needed), and the API gets ready while the worker
+ * bundles the workflow code.
  */
 async function main() {
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info');
-  installTemporalRuntime(process.env.LOG_LEVEL ?? 'info');
   const env = { ...process.env };
   const stops: (() => Promise<unknown>)[] = [];
   let clusterDir = `${LOCAL_DATA_DIR}/postgres`;
@@ -38,40 +40,77 @@ async function main() {
   };
   try {
     env.ENCRYPTION_KEY ||= localEncryptionKey();
+    const servers: Promise<void>[] = [];
     if (!env.DATABASE_URL) {
       logger.info({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT }, 'starting embedded PostgreSQL');
-      const db = await startEmbeddedPostgres({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT, database: LOCAL_DATABASE });
-      stops.push(db.stop);
-      env.DATABASE_URL = db.url;
-      clusterDir = db.clusterDir;
+      servers.push(
+        startEmbeddedPostgres({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT, database: LOCAL_DATABASE }).then((db) => {
+          stops.push(db.stop);
+          env.DATABASE_URL = db.url;
+          clusterDir = db.clusterDir;
+        }),
+      );
     }
+    // The Temporal runtime is installed before any connection, the dev server's included.
+    const { installTemporalRuntime } = await import('./temporal/runtime.js');
+    installTemporalRuntime(process.env.LOG_LEVEL ?? 'info');
     if (!env.TEMPORAL_ADDRESS) {
       logger.info({ port: LOCAL_TEMPORAL_PORT }, 'starting Temporal dev server');
-      const temporalServer = await startTemporalDevServer({
-        dbFilename: `${LOCAL_DATA_DIR}/temporal.db`,
-        port: LOCAL_TEMPORAL_PORT,
-        uiPort: LOCAL_TEMPORAL_UI_PORT,
-        namespace: env.TEMPORAL_NAMESPACE || 'default',
-        log: (message) => logger.info(message),
-      });
-      stops.push(temporalServer.stop);
-      env.TEMPORAL_ADDRESS = temporalServer.address;
-      env.TEMPORAL_UI_URL = temporalServer.uiUrl ?? undefined;
+      servers.push(
+        import('./temporal/dev-server.js')
+          .then(({ startTemporalDevServer }) =>
+            startTemporalDevServer({
+              dbFilename: `${LOCAL_DATA_DIR}/temporal.db`,
+              port: LOCAL_TEMPORAL_PORT,
+              uiPort: LOCAL_TEMPORAL_UI_PORT,
+              namespace: env.TEMPORAL_NAMESPACE || 'default',
+              log: (message) => logger.info(message),
+            }),
+          )
+          .then((temporalServer) => {
+            stops.push(temporalServer.stop);
+            env.TEMPORAL_ADDRESS = temporalServer.address;
+            env.TEMPORAL_UI_URL = temporalServer.uiUrl ?? undefined;
+          }),
+      );
     }
+    const code = Promise.all([
+      import('./db/orm.js'),
+      import('./worker/worker.js'),
+      import('./api/server.js'),
+      import('./events/outbox-dispatcher.js'),
+      import('./temporal/connection.js'),
+      import('./temporal/retention-schedule.js'),
+    ]);
+    await allStarted([...servers, code]);
+    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }] = await code;
+
     const config = loadConfig(env);
     const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
     stops.push(() => orm.close());
     const applied = await migrate(orm);
     if (applied.length) logger.info({ applied }, 'migrations applied');
 
-    const worker = await startWorker({ config, orm, logger });
-    stops.push(() => worker.close());
-    const temporal = await connectTemporalClient(config.temporal);
-    stops.push(() => temporal.connection.close());
-    const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
-    stops.push(() => dispatcher.stop());
-    const api = await startApi({ config, orm, temporal, logger });
-    stops.push(() => api.close());
+    // Stopped in this order, whichever finished starting first.
+    const started: Partial<Record<'worker' | 'client' | 'dispatcher' | 'api', () => Promise<unknown>>> = {};
+    let workerMetricsPort: number | undefined;
+    const worker = startWorker({ config, orm, logger }).then((w) => {
+      started.worker = () => w.close();
+      workerMetricsPort = w.metricsPort;
+    });
+    const front = (async () => {
+      const temporal = await connectTemporalClient(config.temporal);
+      started.client = () => temporal.connection.close();
+      const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
+      started.dispatcher = () => dispatcher.stop();
+      await ensureRetentionSchedule(temporal, config);
+      const api = await startApi({ config, orm, temporal, logger });
+      started.api = () => api.close();
+    })();
+    const running = allStarted([worker, front]);
+    await running.finally(() => {
+      for (const part of ['worker', 'client', 'dispatcher', 'api'] as const) if (started[part]) stops.push(started[part]);
+    });
 
     const base = config.publicBaseUrl;
     console.log(`
@@ -79,7 +118,7 @@ Construction integration service is running.
   REST API         ${base}/api/v1
   Inbound webhooks ${base}/webhooks/inbound
   Health           ${base}/health
-  Metrics          ${base}/metrics (worker: http://localhost:${worker.metricsPort}/metrics)
+  Metrics          ${base}/metrics (worker: http://localhost:${workerMetricsPort}/metrics)
   API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
   Console          ${base}/console (first admin: npm run cli -- user create)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}

@@ -6,4 +6,5 @@ export { projectCreation } from './project-creation';
 export { purchaseOrderApproval } from './purchase-order-approval';
 export { reportApproval } from './report-approval';
 export { scheduledReport } from './scheduled-report';
+export { retention } from './retention';
 export { webhookDelivery } from './webhook-delivery';

@@ -61,7 +61,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(
     underPath(
       '/api/v1',
-      authenticate(),
+      authenticate(deps.apiKeys),
       rateLimit('rest'),
       methodsFirst(restFiles, rest),
       restFiles.routes(),

@@ -5,6 +5,7 @@ import type { ApiError } from '../errors';
 import type { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Principal } from '../domain/accounts/actor';
+import type { ApiKeyCache } from '../domain/accounts/api-key-cache';
 import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
@@ -15,6 +16,7 @@ export interface AppDeps {
   orm: Orm;
   temporal: Client;
   secretBox: SecretBox;
+  apiKeys: ApiKeyCache;
   validator: SchemaValidator;
   logger: Logger;
   metrics: ApiMetrics;
@@ -29,6 +31,11 @@ export interface AppState {
   /** A fresh EntityManager fork: one identity map per request. */
   em: EntityManager;
   principal: Principal;
+  /**
+   * Whether the database confirmed during this request that the key is not revoked: authentication from
+   * memory does not, the admission statement (rateLimit) does. What writes before admission confirms first.
+   */
+  keyConfirmed: boolean;
   /** The route's query parameters, parsed and validated (see RouteSpec). */
   query: Record<string, unknown>;
   /** The request body exactly as received (see readJsonBody, and fileBody for files). */

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
+import { ApiKeyCache } from '../domain/accounts/api-key-cache';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createApiMetrics } from '../metrics';
@@ -17,7 +18,10 @@ export interface RunningApi {
 
 /** Builds the app from its dependencies and listens; close() stops accepting and lets requests finish. */
 export async function startApi(deps: { config: Config; orm: Orm; temporal: Client; logger: Logger }): Promise<RunningApi> {
-  const app = createApp({ ...deps, secretBox: new SecretBox(deps.config.encryptionKey), validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
+  const secretBox = new SecretBox(deps.config.encryptionKey);
+  const apiKeys = new ApiKeyCache({ databaseUrl: deps.config.databaseUrl, secretBox, logger: deps.logger });
+  await apiKeys.start();
+  const app = createApp({ ...deps, secretBox, apiKeys, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
   const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   // Behind load balancers idle keep-alive sockets must outlive the balancer's, or requests race a close.
@@ -30,7 +34,7 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
         server.close(() => {
           clearTimeout(force);
-          resolve();
+          resolve(apiKeys.stop());
         });
       }),
   };

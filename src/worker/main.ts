@@ -5,6 +5,7 @@ import { createLogger } from '../logger';
 import { startOutboxDispatcher } from '../events/outbox-dispatcher';
 import { onShutdownSignal } from '../shutdown';
 import { connectTemporalClient } from '../temporal/connection';
+import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { startWorker } from './worker';
 
@@ -12,7 +13,8 @@ exitOnUnsupportedNode();
 
 /**
  * `npm run start:worker`: the Temporal worker and the outbox dispatcher (which starts delivery workflows),
- * configured by the environment (see README). Run as many as needed; they share the work.
+ * configured by the environment (see README), and the retention schedule. Run as many as needed; they share
+ * the work.
  */
 async function main() {
   const config = loadConfig();
@@ -22,6 +24,7 @@ async function main() {
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
   const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
+  await ensureRetentionSchedule(temporal, config);
   logger.info({ taskQueue: config.temporal.taskQueue, metricsPort: worker.metricsPort }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);
   await worker.finished;

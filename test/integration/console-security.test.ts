@@ -3,6 +3,7 @@ import { type RunningApi, startApi } from '../../src/api/server';
 import { consolePages } from '../../src/console/app';
 import { createUser } from '../../src/console/users/users-service';
 import { SecretBox } from '../../src/crypto/secret-box';
+import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import { registerEndpoint } from '../../src/domain/webhooks/endpoints-service';
 import { createLogger } from '../../src/logger';
@@ -116,9 +117,12 @@ describe('console security', () => {
     const admin = await signedIn(acme.admin);
     const viewer = await signedIn(acme.viewer);
     const signedOut = new ConsoleClient(stack.baseUrl);
+    const secretBox = new SecretBox(stack.config.encryptionKey);
+    const apiKeys = new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') });
     const pages = consolePages({
       ...stack,
-      secretBox: new SecretBox(stack.config.encryptionKey),
+      secretBox,
+      apiKeys,
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
       metrics: createApiMetrics(stack.orm),

@@ -7,6 +7,7 @@ import type { AppDeps } from '../../src/api/context';
 import { documentedRoutes } from '../../src/api/openapi';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { SecretBox } from '../../src/crypto/secret-box';
+import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
 import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
@@ -42,11 +43,13 @@ describe('GET /api/v1/openapi.json', () => {
   });
 
   it('documents every route the service serves', () => {
+    const secretBox = new SecretBox(stack.config.encryptionKey);
     const deps: AppDeps = {
       config: stack.config,
       orm: stack.orm,
       temporal: stack.temporal,
-      secretBox: new SecretBox(stack.config.encryptionKey),
+      secretBox,
+      apiKeys: new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') }),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
       metrics: createApiMetrics(stack.orm),

@@ -1,11 +1,14 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { resolveTemporalExecutable } from '../../src/temporal/cli-binary';
+import { DEV_SERVER_SQLITE_ARGS } from '../../src/temporal/dev-server';
 import { registerMissingSearchAttributes } from '../../src/temporal/register-search-attributes';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 
 describe('search attributes', () => {
   it('are added to a namespace that lacks them (a dev server database from an older version)', async () => {
-    const env = await TestWorkflowEnvironment.createLocal({ server: { executable: resolveTemporalExecutable(), searchAttributes: [SEARCH_ATTRIBUTES[0]!] } });
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: { executable: resolveTemporalExecutable(), searchAttributes: [SEARCH_ATTRIBUTES[0]!], extraArgs: DEV_SERVER_SQLITE_ARGS },
+    });
     try {
       const added = await registerMissingSearchAttributes(env.connection, 'default');
       expect(added).toEqual(SEARCH_ATTRIBUTES.slice(1).map((k) => k.name));

@@ -25,6 +25,7 @@ describe('activity retry policies', () => {
       'project-creation.ts',
       'purchase-order-approval.ts',
       'report-approval.ts',
+      'retention.ts',
       'scheduled-report.ts',
       'webhook-delivery-legacy.ts',
       'webhook-delivery.ts',

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../../domain/requests/idempotency';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
+import { confirmKey } from './authenticate';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -19,6 +20,8 @@ export function idempotency(): Middleware<AppState> {
     const key = ctx.get('Idempotency-Key');
     if (!KEY.test(key)) throw ApiError.invalid('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
     const { em, principal } = ctx.state;
+    // On inbound requests this runs before admission, which would refuse a key revoked since it was cached.
+    await confirmKey(ctx);
     const fingerprint = createHash('sha256').update(`${ctx.method} ${ctx.url}\n`).update(ctx.state.rawBody).digest('hex');
     const claim = await claimIdempotencyKey(em, principal.apiKeyId, key, fingerprint);
     if (claim.state === 'mismatch') {

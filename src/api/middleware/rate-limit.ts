@@ -1,7 +1,9 @@
 import type { Middleware } from 'koa';
-import { consumeRateLimit, type RateLimitDecision, type RateLimitPolicy } from '../../domain/accounts/rate-limits';
+import { SIGNATURE_TOLERANCE_SECONDS } from '../../crypto/webhook-signature';
+import { admitRequest, type RateLimitDecision, type RateLimitPolicy } from '../../domain/accounts/rate-limits';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
+import { invalidKey } from './authenticate';
 
 /**
  * Response headers for a decision: the IETF RateLimit-Policy and RateLimit fields for every window, and the
@@ -24,10 +26,31 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
   return headers;
 }
 
-/** Counts the request against the key's budget (shared by all API processes) and answers 429 past it. */
-export function rateLimit(policy: RateLimitPolicy): Middleware<AppState> {
+/**
+ * Admits the request in one statement (admit_request): 401 when the key was revoked, 409 REPLAYED_REQUEST
+ * with `replayGuard` for an inbound signature the key already sent (unless the request carries an
+ * Idempotency-Key, which makes a resend safe), then counts it against the key's budget (shared by all API
+ * processes) and answers 429 past it.
+ */
+export function rateLimit(policy: RateLimitPolicy, options: { replayGuard?: boolean } = {}): Middleware<AppState> {
   return async (ctx, next) => {
-    const decision = await consumeRateLimit(ctx.state.em, ctx.state.principal.apiKeyId, policy);
+    // A signature covers its timestamp, so a copy older than the tolerance is refused as stale anyway; signatures
+    // are kept twice as long.
+    const signature =
+      options.replayGuard && ctx.headers['idempotency-key'] === undefined
+        ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2 }
+        : null;
+    const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature);
+    if (admission.outcome === 'revoked') throw invalidKey();
+    ctx.state.keyConfirmed = true;
+    if (admission.outcome === 'replayed') {
+      throw new ApiError(
+        'REPLAYED_REQUEST',
+        'This signed request was already received; sign each request anew (a new X-Webhook-Timestamp), or send an Idempotency-Key to resend one safely',
+        { field: 'X-Webhook-Signature', reason: 'already used' },
+      );
+    }
+    const { decision } = admission;
     const headers = rateLimitHeaders(decision, Math.floor(Date.now() / 1000));
     ctx.set(headers);
     if (!decision.allowed) {

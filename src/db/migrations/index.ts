@@ -10,6 +10,8 @@ import { Migration20261124000000Console } from './Migration20261124000000Console
 import { Migration20261124000000Reporting } from './Migration20261124000000Reporting';
 import { Migration20261125000000OperatorDeliveries } from './Migration20261125000000OperatorDeliveries';
 import { Migration20261125000000PurchaseOrders } from './Migration20261125000000PurchaseOrders';
+import { Migration20261125000000RequestAdmission } from './Migration20261125000000RequestAdmission';
+import { Migration20261125000100RecordCounts } from './Migration20261125000100RecordCounts';
 import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
@@ -25,5 +27,7 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124000000Reporting', class: Migration20261124000000Reporting },
   { name: 'Migration20261125000000OperatorDeliveries', class: Migration20261125000000OperatorDeliveries },
   { name: 'Migration20261125000000PurchaseOrders', class: Migration20261125000000PurchaseOrders },
+  { name: 'Migration20261125000000RequestAdmission', class: Migration20261125000000RequestAdmission },
+  { name: 'Migration20261125000100RecordCounts', class: Migration20261125000100RecordCounts },
   { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
 ];

@@ -26,7 +26,7 @@ export class ApiKey extends CompanyRecord {
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   revokedAt: Date | null = null;
 
-  /** When a request last authenticated with the key, to the minute (see authenticateApiKey). */
+  /** When a request last authenticated with the key, to the minute (see ApiKeyCache.authenticate). */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   lastUsedAt: Date | null = null;
 }

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../crypto/secret-box';
 import type { Principal } from './actor';
 import { ApiKey } from './api-key.entity';
@@ -9,7 +9,7 @@ import { isUuid } from '../../schemas/formats';
 import { addBuiltInWorkTypes } from '../time/work-types';
 
 /** Keys look like `cik_<12 id chars>_<43 secret chars>`; the part before the second underscore is the prefix. */
-const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
+export const KEY_PATTERN = /^(cik_[A-Za-z0-9]{12})_[A-Za-z0-9_-]{43}$/;
 
 const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
@@ -82,27 +82,38 @@ export async function revokeApiKey(em: EntityManager, idOrPrefix: string, compan
   return apiKey;
 }
 
-/** The principal a presented key stands for, or null for a malformed, unknown or revoked key. */
-export async function authenticateApiKey(em: EntityManager, presented: string): Promise<Principal | null> {
-  const match = KEY_PATTERN.exec(presented);
-  if (!match) return null;
+/**
+ * The active key with this prefix: the principal it stands for, the hash the presented key must match, and
+ * whether its use in the last minute is recorded already.
+ */
+export async function findApiKey(em: EntityManager, prefix: string): Promise<{ principal: Principal; keyHash: string; recentlyUsed: boolean } | null> {
   const [row] = await em.execute<
     { id: string; company_id: string; name: string; key_hash: string; scopes: string[]; signing_secret_sealed: string; recently_used: boolean }[]
   >(
     `select id, company_id, name, key_hash, scopes, signing_secret_sealed,
             coalesce(last_used_at > now() - interval '1 minute', false) as recently_used
        from api_keys where prefix = ? and revoked_at is null`,
-    [match[1]],
+    [prefix],
   );
   if (!row) return null;
-  if (!timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(hashKey(presented), 'hex'))) return null;
-  // "Last used" to the minute: one write a minute per key, not one per request.
-  if (!row.recently_used) await em.execute('update api_keys set last_used_at = now() where id = ?', [row.id]);
   return {
-    apiKeyId: row.id,
-    companyId: row.company_id,
-    apiKeyName: row.name,
-    scopes: row.scopes,
-    signingSecretSealed: row.signing_secret_sealed,
+    keyHash: row.key_hash,
+    recentlyUsed: row.recently_used,
+    principal: {
+      apiKeyId: row.id,
+      companyId: row.company_id,
+      apiKeyName: row.name,
+      scopes: row.scopes,
+      signingSecretSealed: row.signing_secret_sealed,
+    },
   };
+}
+
+/** Records that a request authenticated with the key now, to the minute: at most one write a minute per key. */
+export async function markApiKeyUsed(em: EntityManager, apiKeyId: string): Promise<void> {
+  await em.execute(
+    `update api_keys set last_used_at = now()
+      where id = ? and revoked_at is null and (last_used_at is null or last_used_at <= now() - interval '1 minute')`,
+    [apiKeyId],
+  );
 }

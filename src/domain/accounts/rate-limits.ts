@@ -42,25 +42,46 @@ export interface RateLimitDecision {
 }
 
 /**
- * Counts one request against every window of the policy, in PostgreSQL so that all API processes share the
- * budget. A refused request is not counted.
+ * What the database says of a request, in one statement: its key was revoked (since this process cached
+ * it); its inbound signature was already used (a replay); or it was counted (or, over a limit, not).
  */
-export async function consumeRateLimit(
+export type Admission = { outcome: 'revoked' } | { outcome: 'replayed' } | { outcome: 'counted'; decision: RateLimitDecision };
+
+/**
+ * Admits a request of `apiKeyId` (admit_request() in PostgreSQL, so all API processes share one budget):
+ * refuses a revoked key, records `signature` when given (refusing one the key already sent within
+ * `signatureTtlSeconds`), then counts the request against every window of the policy at once. Nothing is
+ * counted for a revoked key, a replay, or a request over a limit.
+ */
+export async function admitRequest(
   em: EntityManager,
   apiKeyId: string,
   policy: RateLimitPolicy,
-): Promise<RateLimitDecision> {
+  signature: { value: string; ttlSeconds: number } | null,
+): Promise<Admission> {
   const windows: RateLimitWindow[] = RATE_LIMIT_POLICIES[policy];
-  const rows = await em.execute<{ window_seconds: number; used: number; resets_at: number; allowed: boolean }[]>(
-    `select window_seconds, used, extract(epoch from resets_at)::float8 as resets_at, allowed
-       from consume_rate_limit(?, ?, ?::int[], ?::int[])`,
-    [apiKeyId, policy, `{${windows.map((w) => w.seconds).join(',')}}`, `{${windows.map((w) => w.limit).join(',')}}`],
+  const rows = await em.execute<{ outcome: 'revoked' | 'replayed' | 'allowed' | 'limited'; window_seconds: number; used: number; resets_at: number }[]>(
+    `select outcome, window_seconds, used, extract(epoch from resets_at)::float8 as resets_at
+       from admit_request(?, ?, ?::int[], ?::int[], ?, ?)`,
+    [
+      apiKeyId,
+      policy,
+      `{${windows.map((w) => w.seconds).join(',')}}`,
+      `{${windows.map((w) => w.limit).join(',')}}`,
+      signature?.value ?? null,
+      signature?.ttlSeconds ?? 0,
+    ],
   );
+  const outcome = rows[0]!.outcome;
+  if (outcome === 'revoked' || outcome === 'replayed') return { outcome };
   return {
-    allowed: rows.every((r) => r.allowed),
-    windows: windows.map((w) => {
-      const row = rows.find((r) => r.window_seconds === w.seconds)!;
-      return { ...w, remaining: Math.max(0, w.limit - row.used), resetsAt: Math.round(row.resets_at) };
-    }),
+    outcome: 'counted',
+    decision: {
+      allowed: outcome === 'allowed',
+      windows: windows.map((w) => {
+        const row = rows.find((r) => r.window_seconds === w.seconds)!;
+        return { ...w, remaining: Math.max(0, w.limit - row.used), resetsAt: Math.round(row.resets_at) };
+      }),
+    },
   };
 }

@@ -9,7 +9,7 @@ import { ApiKey } from '../accounts/api-key.entity';
 import { Company } from '../accounts/company.entity';
 import type { CompanyRecord } from '../company-record';
 import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
-import { findPage, type Page, type View } from '../page';
+import { findPage, findRow, type Page, type View } from '../page';
 import { applyWire, type FieldMapping, toWire, type WireMapping } from './wire-mapping';
 
 /** Who changes a record, and when: what the event builders put in *_by and *_at. */
@@ -53,12 +53,15 @@ export interface RecordSpec<E extends CompanyRecord, Wire> {
   /** Relations the event builders and checks read. */
   populate?: readonly string[];
   /**
-   * Relations the wire form reads (a department's name, skills, nested entries): loaded for a single read,
-   * and for lists unless loadRowExtras adds what the rows need (cheaper than loading entities).
+   * Relations the wire form reads (a department's name, skills, nested entries): loaded for reads unless
+   * rowColumns adds what the rows need (plain rows are cheaper than entities).
    */
   wireRelations?: readonly string[];
-  /** Adds to list rows what their wire form reads besides columns (the ordered ids of a collection). */
-  loadRowExtras?(em: EntityManager, rows: Record<string, unknown>[]): Promise<void>;
+  /**
+   * What the wire form reads besides the table's columns, by property: SQL selecting one value for the row
+   * `r` (the ordered ids of a collection), read in the same statement as the rows.
+   */
+  rowColumns?: Record<string, string>;
   /** Refuses any change or deletion of the record as it stands (throw), before anything is applied: a locked timesheet. */
   beforeUpdate?(entity: E): void;
   /**
@@ -98,13 +101,15 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     return this.spec.label;
   }
 
+  /** Whether reads can make the wire form from plain rows. */
+  private get readsRows(): boolean {
+    return Boolean(this.spec.rowColumns) || !this.spec.wireRelations;
+  }
+
   async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<{ items: Wire[]; total: number }> {
     const scoped = { ...(where as object), company: companyId } as FilterQuery<E>;
-    const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page);
-    if (this.spec.loadRowExtras || !this.spec.wireRelations) {
-      await this.spec.loadRowExtras?.(em, items as unknown as Record<string, unknown>[]);
-      return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
-    }
+    const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page, this.spec.rowColumns);
+    if (this.readsRows) return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
     const ids = items.map((row) => (row as unknown as { id: string }).id);
     const entities = await em.find(this.spec.entity, { id: { $in: ids } } as unknown as FilterQuery<E>, { populate: this.spec.wireRelations as never });
     const byId = new Map(entities.map((e) => [e.id, e]));
@@ -112,9 +117,11 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   }
 
   async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {
-    const entity = await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.wireRelations ?? []) as never });
-    if (!entity) throw ApiError.notFound(this.spec.label);
-    return toWire(this.spec.wire, entity);
+    const view = this.readsRows
+      ? await findRow(em, this.spec.entity, { companyId, id }, this.spec.rowColumns)
+      : await em.findOne(this.spec.entity, { id, company: companyId } as FilterQuery<E>, { populate: (this.spec.wireRelations ?? []) as never });
+    if (!view) throw ApiError.notFound(this.spec.label);
+    return toWire(this.spec.wire, view as View<E>);
   }
 
   async create(em: EntityManager, actor: Actor, input: Create, options: ChangeOptions = {}): Promise<Wire> {

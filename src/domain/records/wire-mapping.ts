@@ -41,17 +41,40 @@ export type WireMapping<E, Wire> = { [K in Exclude<keyof Wire, 'id' | 'created_a
 /** Leading and trailing spaces never carry meaning in a field; trimming keeps names comparable. */
 const clean = (value: unknown) => (typeof value === 'string' ? value.trim() : value);
 
+type Reader<E> = (source: Record<string, unknown>, view: View<E>) => unknown;
+
+function readerOf<E>(how: FieldMapping<E>): Reader<E> {
+  if (typeof how === 'string') return (source) => source[how] ?? null;
+  if ('relation' in how) return (source) => idOf((source[how.relation] as IdRef | null | undefined) ?? null);
+  if ('nested' in how) {
+    const members = Object.entries(how.nested);
+    return (source) => {
+      const nested: Record<string, unknown> = {};
+      for (const [member, prop] of members) nested[member] = source[prop] ?? null;
+      return nested;
+    };
+  }
+  return (_source, view) => how.read(view);
+}
+
+/** Each mapping's readers, made once: lists read every field of up to 100 rows per request. */
+const readers = new WeakMap<object, [string, Reader<never>][]>();
+
+function readersOf<E>(mapping: object): [string, Reader<E>][] {
+  let list = readers.get(mapping);
+  if (!list) {
+    list = Object.entries(mapping).map(([field, how]) => [field, readerOf(how as FieldMapping<never>)]);
+    readers.set(mapping, list);
+  }
+  return list as [string, Reader<E>][];
+}
+
 /** The record's wire form, from an entity or a list row alike. */
 export function toWire<E extends CompanyRecord, Wire>(mapping: WireMapping<E, Wire>, view: E | View<E>): Wire {
   const basics = view as unknown as RecordBasics;
   const source = view as unknown as Record<string, unknown>;
   const wire: Record<string, unknown> = { id: basics.id };
-  for (const [field, how] of Object.entries(mapping) as [string, FieldMapping<E>][]) {
-    if (typeof how === 'string') wire[field] = source[how] ?? null;
-    else if ('relation' in how) wire[field] = idOf((source[how.relation] as IdRef | null | undefined) ?? null);
-    else if ('nested' in how) wire[field] = Object.fromEntries(Object.entries(how.nested).map(([member, prop]) => [member, source[prop] ?? null]));
-    else wire[field] = how.read(view as View<E>);
-  }
+  for (const [field, read] of readersOf<E>(mapping)) wire[field] = read(source, view as View<E>);
   wire.created_at = basics.createdAt.toISOString();
   wire.updated_at = basics.updatedAt.toISOString();
   return wire as Wire;

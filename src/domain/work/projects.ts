@@ -88,13 +88,8 @@ export const projects = new RecordService<Project, ProjectRecord, never, Project
       throw ApiError.invalid('contact_ids', "must be contacts of the project's customer");
     }
   },
-  async loadRowExtras(em, rows) {
-    if (rows.length === 0) return;
-    const links = await em.execute<{ project_id: string; contact_id: string }[]>(
-      'select project_id, contact_id from project_contacts where project_id in (select json_array_elements_text(?::json)::uuid) order by position',
-      [JSON.stringify(rows.map((r) => r.id))],
-    );
-    for (const row of rows) row.contacts = links.filter((l) => l.project_id === row.id).map((l) => l.contact_id);
+  rowColumns: {
+    contacts: "select coalesce(array_agg(c.contact_id::text order by c.position), '{}') from project_contacts c where c.project_id = r.id",
   },
   events: {
     updated: (project, change, ctx) => [

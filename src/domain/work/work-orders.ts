@@ -156,13 +156,8 @@ export const workOrders = new RecordService<WorkOrder, WorkOrderRecord, WorkOrde
     // A work order created with a start date is scheduled unless its sender said otherwise.
     if (workOrder.status === 'open' && workOrder.startDate && !statusGiven.has(workOrder)) workOrder.status = 'scheduled';
   },
-  async loadRowExtras(em, rows) {
-    if (rows.length === 0) return;
-    const crew = await em.execute<{ work_order_id: string; employee_id: string }[]>(
-      'select work_order_id, employee_id from work_order_assignees where work_order_id in (select json_array_elements_text(?::json)::uuid) order by position',
-      [JSON.stringify(rows.map((r) => r.id))],
-    );
-    for (const row of rows) row.assignees = crew.filter((c) => c.work_order_id === row.id).map((c) => c.employee_id);
+  rowColumns: {
+    assignees: "select coalesce(array_agg(a.employee_id::text order by a.position), '{}') from work_order_assignees a where a.work_order_id = r.id",
   },
   events: {
     created: workOrderCreatedEvents,

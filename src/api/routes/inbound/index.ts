@@ -9,7 +9,6 @@ import { readJsonBody, requireValidBody } from '../../middleware/json-body';
 import { idempotency } from '../../middleware/idempotency';
 import { rateLimit } from '../../middleware/rate-limit';
 import { INBOUND_OPERATIONS } from './operations';
-import { replayGuard } from './replay-guard';
 import { verifiedSignature } from './signature';
 import { INBOUND_SOURCES } from './sources';
 
@@ -29,7 +28,7 @@ function inEnvelope(error: unknown): unknown {
 }
 
 export function inboundRoutes(deps: AppDeps): Router<AppState> {
-  const { validator, secretBox, config } = deps;
+  const { validator, apiKeys, config } = deps;
   const operations = new Map(INBOUND_OPERATIONS.map((op) => [op.eventType, op]));
   for (const operation of operations.values()) {
     if (!validator.has(operation.schema)) throw new Error(`${operation.eventType}: no schema ${operation.schema}`);
@@ -38,13 +37,12 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();
   router.post(
     '/webhooks/inbound',
-    authenticate(),
+    authenticate(apiKeys),
     requireScope(INBOUND_SCOPE),
     readJsonBody(config.bodyLimitBytes),
-    verifiedSignature(secretBox),
+    verifiedSignature(apiKeys),
     idempotency(),
-    replayGuard(),
-    rateLimit('inbound'),
+    rateLimit('inbound', { replayGuard: true }),
     requireValidBody(),
     async (ctx) => {
       const { principal } = ctx.state;

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
-import type { SecretBox } from '../../../crypto/secret-box';
 import { verifyWebhookSignature } from '../../../crypto/webhook-signature';
+import type { ApiKeyCache } from '../../../domain/accounts/api-key-cache';
 import { ApiError } from '../../../errors';
 import type { AppState } from '../../context';
 import { rateLimit } from '../../middleware/rate-limit';
@@ -10,11 +10,11 @@ import { rateLimit } from '../../middleware/rate-limit';
  * received>` with the key's signing secret. A refused request is counted in the key's bucket for unsigned
  * traffic (429 once it is used up), never in the bucket of its signed requests.
  */
-export function verifiedSignature(secretBox: SecretBox): Middleware<AppState> {
+export function verifiedSignature(apiKeys: ApiKeyCache): Middleware<AppState> {
   const countUnsigned = rateLimit('inbound_unsigned');
   return async (ctx, next) => {
     const check = verifyWebhookSignature({
-      secret: secretBox.open(ctx.state.principal.signingSecretSealed),
+      secret: apiKeys.signingSecret(ctx.state.principal),
       timestamp: ctx.get('X-Webhook-Timestamp') || undefined,
       signature: ctx.get('X-Webhook-Signature') || undefined,
       rawBody: ctx.state.rawBody,

@@ -1,0 +1,66 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../src/paths';
+
+export interface StartedService {
+  /** Seconds from `npm start` to GET /health answering 200. */
+  seconds: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start` as a user runs it (embedded PostgreSQL and Temporal dev server, data in `dataDir`), timed until
+ * it is healthy. It runs in a process group of its own, so stop() ends npm, tsx and the service together.
+ */
+export async function npmStart(dataDir: string, ports: { api: number; postgres: number; temporal: number; ui: number }): Promise<StartedService> {
+  const started = performance.now();
+  const child: ChildProcess = spawn('npm', ['start'], {
+    cwd: PROJECT_ROOT,
+    detached: true,
+    stdio: 'ignore',
+    env: {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
+      HOST: '127.0.0.1',
+      EMBEDDED_POSTGRES_PORT: String(ports.postgres),
+      TEMPORAL_DEV_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      TEMPORAL_ADDRESS: '',
+    },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+    // npm may leave before the service has stopped its databases: wait for the group to be gone.
+    for (let i = 0; i < 300 && groupAlive(child.pid!); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  };
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
+    const healthy = await fetch(`http://127.0.0.1:${ports.api}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (healthy) return { seconds: (performance.now() - started) / 1000, stop };
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error('npm start did not become healthy within 180 s');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

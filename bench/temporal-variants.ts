@@ -1,0 +1,83 @@
+/**
+ * What a delivery workflow's shape costs on this Temporal server, measured in one process that hosts both the
+ * worker and the client (eager start needs them together): no-op workflows started as the dispatcher starts
+ * deliveries, with its search attributes, with eager start. Prints one JSON line per variant.
+ */
+import { Client } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import { summary } from './http-load';
+
+const SECONDS = Number(process.env.VARIANT_SECONDS ?? 10);
+
+async function main() {
+  const taskQueue = `variants-${randomUUID()}`;
+  const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+  const worker = await Worker.create({ connection, taskQueue, workflowsPath: require.resolve('./noop-workflow'), activities: { noop: async () => undefined } });
+  const running = worker.run();
+  const client = new Client({ connection });
+  const variants: { name: string; start(): Promise<unknown> }[] = [
+    { name: 'one no-op activity', start: () => client.workflow.execute('noopWorkflow', { taskQueue, workflowId: `v/${randomUUID()}` }) },
+    {
+      name: '+ the four search attributes at start and the status upsert at the end (a delivery today)',
+      start: () =>
+        client.workflow.execute('noopWithStatusWorkflow', {
+          taskQueue,
+          workflowId: `v/${randomUUID()}`,
+          typedSearchAttributes: [
+            { key: COMPANY_ID, value: randomUUID() },
+            { key: ENDPOINT_ID, value: randomUUID() },
+            { key: EVENT_TYPE, value: 'customer.created' },
+            { key: DELIVERY_STATUS, value: 'pending' },
+          ],
+          staticSummary: 'customer.created → https://hooks.example.com/x',
+        }),
+    },
+    {
+      name: '+ eager start (worker and dispatcher share the connection)',
+      start: () =>
+        client.workflow.execute('noopWithStatusWorkflow', {
+          taskQueue,
+          workflowId: `v/${randomUUID()}`,
+          requestEagerStart: true,
+          typedSearchAttributes: [
+            { key: COMPANY_ID, value: randomUUID() },
+            { key: ENDPOINT_ID, value: randomUUID() },
+            { key: EVENT_TYPE, value: 'customer.created' },
+            { key: DELIVERY_STATUS, value: 'pending' },
+          ],
+          staticSummary: 'customer.created → https://hooks.example.com/x',
+        }),
+    },
+  ];
+  for (const variant of variants) {
+    const latencies: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      await variant.start();
+      latencies.push(performance.now() - started);
+    }
+    const until = Date.now() + SECONDS * 1000;
+    let completed = 0;
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        while (Date.now() < until) {
+          await variant.start();
+          completed += 1;
+        }
+      }),
+    );
+    console.log(JSON.stringify({ variant: variant.name, perSecond: completed / ((Date.now() - started) / 1000), alone: summary(latencies) }));
+  }
+  worker.shutdown();
+  await running;
+  await connection.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

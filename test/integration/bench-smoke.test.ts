@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths';
+
+/**
+ * `npm run bench -- --quick` runs from start to end and prints its table. Its figures are not checked here: on
+ * a shared machine running the suite they say nothing (docs/benchmarks.md records a real run).
+ */
+describe('benchmark', () => {
+  it('runs in its quick form and prints a verdict for every target', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/run.ts'), '--quick'], {
+      cwd: PROJECT_ROOT,
+      // Against this run's PostgreSQL (a database of its own) and Temporal; one-second load phases.
+      env: { ...process.env, BENCH_SECONDS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect({ code, tail: code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, tail: '' });
+
+    const table = output.slice(output.indexOf('| Work | Ceiling | Service | Ratio | Target | |'));
+    // Rows without a target (3 and 5) have no verdict; every other row has one.
+    const rowOf = (work: string) => table.split('\n').find((line) => line.startsWith(`| ${work}`));
+    for (const work of ['3. REST create', '5. Inbound project.created']) expect(rowOf(work)).toMatch(/\| {2}\|$/);
+    for (const work of [
+      '`npm start` to healthy',
+      '1. REST list',
+      '2. REST get',
+      '4. Inbound simple create',
+      '6. Deliveries sustained',
+      '6b. Commit → receipt',
+      '6c. Every delivery counted',
+      '7. 100,000 work orders',
+      '8. GET /webhook-deliveries',
+      '8b. Retention run',
+      'RSS under load: api process',
+      'RSS under load: worker process',
+    ]) {
+      expect(rowOf(work)).toMatch(/\| (PASS|FAIL) \|$/);
+    }
+  }, 300_000);
+});

@@ -1,0 +1,39 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { RetentionActivities } from '../activities/retention';
+import type { RetentionPeriods, RetentionTarget } from '../src/domain/retention';
+
+export interface RetentionInput {
+  periods: RetentionPeriods;
+  /** Rows per delete statement. */
+  batchSize: number;
+}
+
+export type RetentionResult = Record<RetentionTarget, number>;
+
+/** Deliveries first: an outbox event is kept while a delivery of it is. */
+const TARGETS: readonly RetentionTarget[] = ['deliveries', 'outbox', 'rateLimitCounters', 'recordCounts'];
+
+const { pruneExpired } = proxyActivities<RetentionActivities>({
+  startToCloseTimeout: '5 minutes',
+  // A worker that dies mid-call is noticed within seconds; the next attempt carries on from the rows.
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/**
+ * Deletes history past its retention period (run by the Temporal Schedule `retention/<task queue>`): finished
+ * deliveries with their attempts and alerts, dispatched outbox events, expired rate-limit counters; and folds
+ * record_counts. Each activity call deletes for at most 20 seconds in bounded batches, so a large backlog is
+ * worked off in steps that each show in the history.
+ */
+export async function retention(input: RetentionInput): Promise<RetentionResult> {
+  const deleted = Object.fromEntries(TARGETS.map((t) => [t, 0])) as RetentionResult;
+  for (const target of TARGETS) {
+    for (;;) {
+      const result = await pruneExpired({ target, periods: input.periods, batchSize: input.batchSize, budgetMs: 20_000 });
+      deleted[target] += result.deleted;
+      if (result.finished) break;
+    }
+  }
+  return deleted;
+}
