@@ -200,7 +200,7 @@ export const SETTINGS = {
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
   RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
   RETENTION_DELIVERY_DAYS: {
-    description: 'days a finished webhook delivery (with its attempts and alerts) is kept; at least 31, as a failed one waits 30 days for a re-run',
+    description: 'days a finished webhook delivery (with its attempts and alerts), a resolved endpoint alert and a completed bulk recovery are kept; at least 31, as a failed one waits 30 days for a re-run',
     default: '90',
     parse: integer(31, 3650),
   },

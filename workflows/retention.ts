@@ -11,7 +11,7 @@ export interface RetentionInput {
 export type RetentionResult = Record<RetentionTarget, number>;
 
 /** Deliveries first: an outbox event is kept while a delivery of it is. */
-const TARGETS: readonly RetentionTarget[] = ['deliveries', 'outbox', 'rateLimitCounters', 'recordCounts'];
+const TARGETS: readonly RetentionTarget[] = ['deliveries', 'endpointHistory', 'outbox', 'rateLimitCounters', 'recordCounts'];
 
 const { pruneExpired } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
@@ -22,7 +22,7 @@ const { pruneExpired } = proxyActivities<RetentionActivities>({
 
 /**
  * Deletes history past its retention period (run by the Temporal Schedule `retention/<task queue>`): finished
- * deliveries with their attempts and alerts, dispatched outbox events, expired rate-limit counters; and folds
+ * deliveries with their attempts and alerts, resolved endpoint alerts and completed recoveries, dispatched outbox events, expired rate-limit counters; and folds
  * record_counts. Each activity call deletes for at most 20 seconds in bounded batches, so a large backlog is
  * worked off in steps that each show in the history.
  */

@@ -7,12 +7,15 @@ export interface RetentionPeriods {
   outboxDays: number;
   /** Rate-limit counters whose window ended this long ago. */
   rateLimitDays: number;
-  /** Deliveries that finished (delivered or failed) this long ago, with their attempts and alerts. */
+  /**
+   * Deliveries that finished (delivered, failed or cancelled) this long ago, with their attempts and alerts; and
+   * endpoint alerts resolved, and bulk recoveries completed, this long ago.
+   */
   deliveryDays: number;
 }
 
 /** What the retention workflow prunes (workflows/retention.ts runs them in order). */
-export type RetentionTarget = 'deliveries' | 'outbox' | 'rateLimitCounters' | 'recordCounts';
+export type RetentionTarget = 'deliveries' | 'endpointHistory' | 'outbox' | 'rateLimitCounters' | 'recordCounts';
 
 const deletedCount = async (em: EntityManager, sql: string, params: unknown[]) => Number((await em.execute<{ n: string }[]>(sql, params))[0]!.n);
 
@@ -25,6 +28,8 @@ export async function pruneBatch(em: EntityManager, target: RetentionTarget, per
   switch (target) {
     case 'deliveries':
       return pruneDeliveries(em, periods.deliveryDays, limit);
+    case 'endpointHistory':
+      return pruneEndpointHistory(em, periods.deliveryDays, limit);
     case 'outbox':
       // Event ids are UUIDv7, ordered by creation time: the primary key finds old events without an index of
       // their own. created_at decides, so an id of another kind is never taken for an old one.
@@ -60,7 +65,8 @@ export async function pruneBatch(em: EntityManager, target: RetentionTarget, per
 
 /**
  * Finished deliveries, company by company along their (company, created_at) index; attempts and alerts go with
- * them (foreign keys on delete cascade). A failed delivery's workflow waits 30 days for a re-run, which is why
+ * them (foreign keys on delete cascade). A cancelled delivery has no time of its own: its last update is when it
+ * was cancelled. A failed delivery's workflow waits 30 days for a re-run, which is why
  * the period has a floor of 31 days (config.ts).
  */
 async function pruneDeliveries(em: EntityManager, days: number, limit: number): Promise<number> {
@@ -74,7 +80,7 @@ async function pruneDeliveries(em: EntityManager, days: number, limit: number): 
          doomed as (
            select d.id from webhook_deliveries d, cutoff
             where d.company_id = ? and d.created_at < cutoff.at
-              and d.status in ('delivered', 'failed') and coalesce(d.delivered_at, d.failed_at) < cutoff.at
+              and d.status in ('delivered', 'failed', 'cancelled') and coalesce(d.delivered_at, d.failed_at, d.updated_at) < cutoff.at
             order by d.created_at limit ? for update of d skip locked),
          deleted as (delete from webhook_deliveries d using doomed where d.id = doomed.id returning 1)
          select count(*) as n from deleted`,
@@ -86,4 +92,34 @@ async function pruneDeliveries(em: EntityManager, days: number, limit: number): 
     if (deleted >= limit) break;
   }
   return deleted;
+}
+
+/**
+ * What belongs to no delivery: an endpoint's alerts resolved long ago (it was disabled, then re-enabled) and the
+ * records of bulk recoveries completed long ago (their outcome lives in the deliveries they re-ran). Alerts
+ * first, then recoveries with what is left of the batch, so a short count means neither has more due.
+ */
+async function pruneEndpointHistory(em: EntityManager, days: number, limit: number): Promise<number> {
+  const alerts = await deletedCount(
+    em,
+    `with doomed as (
+       select id from webhook_alerts
+        where delivery_id is null and resolved_at < now() - make_interval(days => ?)
+        limit ? for update skip locked),
+     deleted as (delete from webhook_alerts a using doomed where a.id = doomed.id returning 1)
+     select count(*) as n from deleted`,
+    [days, limit],
+  );
+  if (alerts >= limit) return alerts;
+  const recoveries = await deletedCount(
+    em,
+    `with doomed as (
+       select id from webhook_recoveries
+        where status = 'completed' and completed_at < now() - make_interval(days => ?)
+        limit ? for update skip locked),
+     deleted as (delete from webhook_recoveries r using doomed where r.id = doomed.id returning 1)
+     select count(*) as n from deleted`,
+    [days, limit - alerts],
+  );
+  return alerts + recoveries;
 }

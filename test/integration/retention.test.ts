@@ -74,10 +74,11 @@ describe('retention', () => {
     const oldUndispatched = await event(40, null);
     const recentDispatched = await event(5, 5);
     const eventOfKeptDelivery = await event(100, 100);
-    const eventsOfOldDeliveries = [await event(120, 120), await event(110, 110)];
+    const eventsOfOldDeliveries = [await event(120, 120), await event(110, 110), await event(105, 105)];
 
     await delivery(endpointId, eventsOfOldDeliveries[0]!, 100, 'delivered');
     await delivery(endpointId, eventsOfOldDeliveries[1]!, 95, 'failed');
+    await delivery(endpointId, eventsOfOldDeliveries[2]!, 92, 'cancelled');
     // Still being retried: never pruned, however old.
     const oldRetrying = await delivery(endpointId, eventOfKeptDelivery, 100, 'retrying');
     const recentDelivered = await delivery(endpointId, recentDispatched, 10, 'delivered');
@@ -89,8 +90,34 @@ describe('retention', () => {
          (?, 'rest', 3600, now() - interval '10 minutes', 3), (?, 'inbound', 86400, now() - interval '20 days', 1)`,
       [idle.apiKeyId, idle.apiKeyId, idle.apiKeyId, idle.apiKeyId],
     );
+    // An endpoint's own alerts (disabled, re-enabled) and bulk recoveries: old resolved and completed ones go.
+    const endpointAlert = async (resolvedDaysAgo: number | null) => {
+      const id = uuidv7();
+      await em().execute(
+        `insert into webhook_alerts (id, company_id, created_at, updated_at, delivery_id, endpoint_id, attempt_count, message, kind, resolved_at)
+         values (?, ?, now() - interval '100 days', now(), null, ?, 0, 'disabled', 'endpoint_disabled', ?)`,
+        [id, tenant.companyId, endpointId, resolvedDaysAgo === null ? null : daysAgo(resolvedDaysAgo)],
+      );
+      return id;
+    };
+    const recovery = async (completedDaysAgo: number | null) => {
+      const id = uuidv7();
+      await em().execute(
+        `insert into webhook_recoveries (id, company_id, created_at, updated_at, endpoint_id, since, status, delivery_ids, completed_at)
+         values (?, ?, now() - interval '100 days', now(), ?, now() - interval '101 days', ?, '{}', ?)`,
+        [id, tenant.companyId, endpointId, completedDaysAgo === null ? 'running' : 'completed', completedDaysAgo === null ? null : daysAgo(completedDaysAgo)],
+      );
+      return id;
+    };
+    await endpointAlert(95);
+    const stillOpenAlert = await endpointAlert(null);
+    const recentlyResolvedAlert = await endpointAlert(3);
+    await recovery(95);
+    await recovery(93);
+    const runningRecovery = await recovery(null);
+    const recentRecovery = await recovery(2);
     const deliveriesBefore = await total('webhook_deliveries');
-    expect(deliveriesBefore).toBe(4);
+    expect(deliveriesBefore).toBe(5);
 
     await ensureRetentionSchedule(stack.temporal, stack.config);
     const schedule = stack.temporal.schedule.getHandle(retentionScheduleId(stack.config.temporal.taskQueue));
@@ -98,14 +125,15 @@ describe('retention', () => {
       await schedule.trigger();
       const started = await waitFor(async () => (await schedule.describe()).info.recentActions[0]?.action.workflow, 20_000, 'the schedule to start a run');
       const result = (await stack.temporal.workflow.getHandle(started.workflowId, started.firstExecutionRunId).result()) as RetentionResult;
-      expect(result).toMatchObject({ deliveries: 2, outbox: 5, rateLimitCounters: 2 });
+      expect(result).toMatchObject({ deliveries: 3, endpointHistory: 3, outbox: 6, rateLimitCounters: 2 });
     } finally {
       await schedule.delete();
     }
 
     expect(await ids('webhook_deliveries')).toEqual([oldRetrying, recentDelivered].sort());
     expect(await ids('webhook_delivery_attempts', 'delivery_id')).toEqual([oldRetrying, oldRetrying, recentDelivered, recentDelivered].sort());
-    expect(await ids('webhook_alerts')).toEqual([]);
+    expect(await ids('webhook_alerts')).toEqual([stillOpenAlert, recentlyResolvedAlert].sort());
+    expect(await ids('webhook_recoveries')).toEqual([runningRecovery, recentRecovery].sort());
     // Dispatched and old, and no delivery kept of them: gone (the old deliveries' events with them).
     expect(await ids('outbox_events')).toEqual([oldUndispatched, recentDispatched, eventOfKeptDelivery].sort());
     const counters = await em().execute<{ policy: string; window_seconds: number }[]>(
