@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths';
@@ -14,8 +15,11 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Where the console's screenshots go: the README and docs show them. */
-export const SCREENSHOTS_DIR = path.join(PROJECT_ROOT, 'docs', 'console');
+/**
+ * Where the console's screenshots go: with UPDATE_SCREENSHOTS=1 into docs/console/, which the README and docs
+ * show; otherwise into a temporary folder, so a test run leaves the work tree as it was.
+ */
+const SCREENSHOTS_DIR = process.env.UPDATE_SCREENSHOTS ? path.join(PROJECT_ROOT, 'docs', 'console') : mkdtempSync(path.join(os.tmpdir(), 'console-screenshots-'));
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
