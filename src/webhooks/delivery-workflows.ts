@@ -84,7 +84,8 @@ export async function requestDeliveryRerun(
   options: { waitMs: number },
 ): Promise<RerunRequested> {
   const handle = temporal.workflow.getHandle<typeof webhookDelivery>(deliveryWorkflowId(delivery.input.deliveryId));
-  for (;;) {
+  // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
+  for (let round = 1; ; round++) {
     let running: boolean;
     try {
       running = (await handle.describe()).status.name === 'RUNNING';
@@ -93,21 +94,36 @@ export async function requestDeliveryRerun(
       running = false;
     }
     if (running) {
-      if (!(await takesRerunUpdate(handle))) {
-        await handle.signal(rerunSignal, request);
-        return { via: 'signal' };
+      try {
+        return await rerunOpenRun(handle, request, options.waitMs);
+      } catch (error) {
+        // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
+        // run makes the attempt.
+        if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
+        continue;
       }
-      const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
-      if (options.waitMs <= 0) return { via: 'update', result: null };
-      // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
-      const stopWaiting = new AbortController();
-      const outcome = update.result().catch(() => null);
-      const deadline = delay(options.waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
-      const result = await Promise.race([outcome, deadline]);
-      stopWaiting.abort();
-      return { via: 'update', result };
     }
-    // Someone else started a run between our look and our start: the update goes to that run.
-    if (await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) return { via: 'new_run' };
+    // Someone else started a run between our look and our start: the update goes to that run (at the last round,
+    // that run's attempt is this request's too).
+    if ((await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
   }
+}
+
+/** How many times requestDeliveryRerun looks again when the run changes under it. */
+const RERUN_ROUNDS = 5;
+
+async function rerunOpenRun(handle: WorkflowHandle<typeof webhookDelivery>, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
+  if (!(await takesRerunUpdate(handle))) {
+    await handle.signal(rerunSignal, request);
+    return { via: 'signal' };
+  }
+  const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  if (waitMs <= 0) return { via: 'update', result: null };
+  // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
+  const stopWaiting = new AbortController();
+  const outcome = update.result().catch(() => null);
+  const deadline = delay(waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
+  const result = await Promise.race([outcome, deadline]);
+  stopWaiting.abort();
+  return { via: 'update', result };
 }

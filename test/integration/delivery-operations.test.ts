@@ -277,4 +277,22 @@ describe('a delivery whose workflow has closed', () => {
     expect(again.stdout + again.stderr).toContain('there is nothing to re-run');
     expect(byUi.hook.requests).toHaveLength(7);
   });
+
+  it('is re-run again and again while its runs keep closing, and never answers with a 5xx', async () => {
+    const { stack } = ctx;
+    const owner = await createTenant(stack.orm, ['admin']);
+    // Nothing listens on port 9, so each attempt fails at once; a test delivery's run closes after its attempt,
+    // often between the API's look at the run and its update to it (the fuzz test found a 500 there).
+    const endpoint = await registerEndpoint(stack, owner.key, { url: 'https://127.0.0.1:9/hook', event_types: ['*'] });
+    const sent = await request(stack.baseUrl, 'POST', `/api/v1/webhook-endpoints/${endpoint.id}/test`, { key: owner.key });
+    expect(sent.status).toBe(200);
+    const retry = () => request(stack.baseUrl, 'POST', `/api/v1/webhook-deliveries/${sent.body.id}/retry`, { key: owner.key, body: {} });
+    const answers: number[] = [];
+    for (let i = 0; i < 15; i++) answers.push((await retry()).status);
+    answers.push(...(await Promise.all(Array.from({ length: 5 }, retry))).map((r) => r.status));
+    expect(answers.filter((status) => ![200, 202, 409].includes(status))).toEqual([]);
+    const attempts = (await attemptRows(sent.body.id)).map((a) => a.attempt_number);
+    expect(attempts.length).toBeGreaterThan(1);
+    expect(attempts).toEqual(attempts.map((_, i) => i));
+  });
 });
