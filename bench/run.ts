@@ -100,7 +100,8 @@ async function main() {
     const worker = startNode(
       'worker',
       compiled.entry('src/worker/main.ts'),
-      { ...common, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile },
+      // Metrics on any free port: the suite's crash tests run workers beside the smoke test of this benchmark.
+      { ...common, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
       { logDir, profileDir, flags: nodeFlagsOf('start:worker') },
     );
     const api = startNode('api', compiled.entry('src/api/main.ts'), { ...common, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {

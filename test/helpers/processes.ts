@@ -29,6 +29,20 @@ export function spawnEntryPoint(entry: string, env: Record<string, string>): Chi
   return Object.assign(child, { output: () => output });
 }
 
+/**
+ * Waits until a worker spawned by spawnEntryPoint says it runs. Generous: on 2 busy cores (the fuzz test and the
+ * benchmark smoke test beside it) loading the code and connecting has taken over a minute. On time-out the error
+ * carries what the worker printed.
+ */
+export async function workerStarted(child: ReturnType<typeof spawnEntryPoint>, which: string): Promise<void> {
+  try {
+    await waitFor(async () => child.output().includes('worker running') || child.exitCode !== null, 150_000, `the ${which} worker to start`);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; it printed:\n${child.output().slice(-2000)}`, { cause: error });
+  }
+  if (!child.output().includes('worker running')) throw new Error(`The ${which} worker exited (${child.exitCode}) before it ran:\n${child.output().slice(-2000)}`);
+}
+
 export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise<void>((resolve) => {

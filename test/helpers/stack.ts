@@ -132,12 +132,17 @@ async function assertOutboxMatchesEventSchemas(orm: Orm): Promise<void> {
   if (problems.length) throw new Error(`Emitted events that differ from schemas/events/:\n${problems.slice(0, 20).join('\n')}`);
 }
 
-/** Environment of a worker or API running as its own process against the stack's database and task queue. */
+/**
+ * Environment of a worker or API running as its own process against the stack's database and task queue. Its
+ * metrics on a port of its own: workers of test files running side by side would otherwise both take 9464, and
+ * the later one would exit.
+ */
 export const processEnvOf = (stack: TestStack): Record<string, string> => ({
   DATABASE_URL: stack.config.databaseUrl,
   TEMPORAL_ADDRESS: stack.config.temporal.address,
   TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
   WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
+  WORKER_METRICS_PORT: '0',
   LOG_LEVEL: 'info',
 });
 

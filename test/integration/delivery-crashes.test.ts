@@ -3,7 +3,7 @@ import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/webhooks/delivery-workflows';
 import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
-import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';
 import { createTenant, envelope, processEnvOf, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 
@@ -45,7 +45,7 @@ describe('deliveries survive crashes', () => {
     const first = spawnEntryPoint('worker/main.ts', processEnv(stack));
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     try {
-      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      await workerStarted(first, 'first');
       await sendInbound(stack.baseUrl, sender, employee());
       const [inFlight] = await hook.waitForRequests(1, 30_000);
       // While the subscriber keeps it waiting, the attempt heartbeats; kill the worker once Temporal has one.
@@ -54,6 +54,8 @@ describe('deliveries survive crashes', () => {
       await stopProcess(first, 'SIGKILL');
 
       second = spawnEntryPoint('worker/main.ts', processEnv(stack));
+
+      await workerStarted(second, 'second');
       // The attempt's heartbeats stop with the killed worker; within the heartbeat timeout it is retried.
       const requests = await hook.waitForRequests(2, 60_000);
       expect(requests[1]!.headers['x-webhook-id']).toBe(inFlight!.headers['x-webhook-id']);
@@ -68,7 +70,7 @@ describe('deliveries survive crashes', () => {
       if (second) await stopProcess(second);
       await stack.close();
     }
-  }, 120_000);
+  }, 300_000);
 
   it('the API killed right after committing a change: the event is delivered once a dispatcher runs', async () => {
     const endpoint = await setUp({ worker: false, dispatcher: false });

@@ -1,6 +1,6 @@
 import { restClient } from '../helpers/api-client';
 import { outboxOf, seedEmployee } from '../helpers/fixtures';
-import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';
 import { holdRowLocks } from '../helpers/row-locks';
 import { createTenant, processEnvOf, startStack, testConfig, type TestStack } from '../helpers/stack';
 
@@ -34,7 +34,7 @@ describe('worker killed during a payroll run', () => {
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     const processedCount = async () => Number((await locks.query("select count(*) as n from timesheets where employee_id = $1 and status = 'processed'", [employee])).rows[0].n);
     try {
-      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      await workerStarted(first, 'first');
       const response = await api.post('/payroll-runs', { period_start: '2026-05-01', period_end: '2026-05-31' });
       expect(response.status).toBe(202);
       expect(response.body).toEqual({ id: expect.any(String), status: 'running', workflow_id: `payroll/${tenant.companyId}/2026-05-01/2026-05-31` });
@@ -54,6 +54,8 @@ describe('worker killed during a payroll run', () => {
       expect((await api.get(`/payroll-runs/${runId}`)).body).toMatchObject({ status: 'running', total_count: null, timesheet_ids: sheets.slice(0, 2) });
 
       second = spawnEntryPoint('worker/main.ts', workerEnv);
+
+      await workerStarted(second, 'second');
       const result = await stack.temporal.workflow.getHandle(response.body.workflow_id).result();
       expect(result).toEqual({ runId, totalCount: 5 });
 
@@ -75,5 +77,5 @@ describe('worker killed during a payroll run', () => {
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -1,7 +1,7 @@
 import { projectClosingWorkflowId } from '../../src/domain/work/project-closing';
 import { type InboundSender, inboundSender, type RestClient, restClient } from '../helpers/api-client';
 import { outboxOf, seedProject } from '../helpers/fixtures';
-import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { spawnEntryPoint, stopProcess, workerStarted } from '../helpers/processes';
 import { holdRowLocks } from '../helpers/row-locks';
 import { createTenant, processEnvOf, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
 
@@ -148,7 +148,7 @@ describe('worker killed during project.closed', () => {
     const first = spawnEntryPoint('worker/main.ts', workerEnv);
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     try {
-      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      await workerStarted(first, 'first');
       const responsePromise = inboundSender(stack, tenant).send('project.closed', { project_code: 'KILL-1', close_work_orders: true });
       await locks.waitForWaiter('closing to wait for the second work order');
       const statuses = async () => (await locks.query('select status from work_orders where id = any($1) order by created_at', [orders])).rows.map((r) => r.status);
@@ -161,6 +161,8 @@ describe('worker killed during project.closed', () => {
       expect(response.body).toEqual({ success: true, message: expect.stringContaining('is being closed'), event_id: expect.any(String), record_id: projectId });
 
       second = spawnEntryPoint('worker/main.ts', workerEnv);
+
+      await workerStarted(second, 'second');
       const result = await stack.temporal.workflow.getHandle(projectClosingWorkflowId(tenant.companyId, 'KILL-1')).result();
       expect(result).toEqual({ projectId, eventId: response.body.event_id, closedWorkOrders: 3 });
 
@@ -182,5 +184,5 @@ describe('worker killed during project.closed', () => {
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -1,6 +1,6 @@
 import { inboundSender, restClient } from '../helpers/api-client';
 import { outboxOf, seedProject } from '../helpers/fixtures';
-import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';
 import { createTenant, processEnvOf, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /**
@@ -25,7 +25,7 @@ describe('worker killed while a report waits for approval', () => {
     const first = spawnEntryPoint('worker/main.ts', processEnvOf(stack));
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     try {
-      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      await workerStarted(first, 'first');
       const report = await api.create('completion-reports', { work_order_id: workOrder.id, completion_summary: 'Roof done' });
       const handle = stack.temporal.workflow.getHandle(report.workflow_id);
       // The workflow has confirmed the report and waits on its deadline timer.
@@ -44,6 +44,7 @@ describe('worker killed while a report waits for approval', () => {
       expect((await api.get(`/work-orders/${workOrder.id}`)).body.status).toBe('in_progress');
 
       second = spawnEntryPoint('worker/main.ts', processEnvOf(stack));
+      await workerStarted(second, 'second');
       expect(await handle.result()).toEqual({ outcome: 'approved', eventId: approval.body.event_id });
       expect((await api.get(`/completion-reports/${report.id}`)).body).toMatchObject({ approval_status: 'approved', decision_notes: 'Checked from the ground' });
       expect((await api.get(`/work-orders/${workOrder.id}`)).body.status).toBe('complete');
@@ -54,5 +55,5 @@ describe('worker killed while a report waits for approval', () => {
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { naturalKey } from '../../src/domain/natural-keys';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { outboxOf, projectCounts, projectData } from '../helpers/fixtures';
-import { spawnEntryPoint, stopProcess, waitFor } from '../helpers/processes';
+import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';
 import { createTenant, envelope, processEnvOf, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 
 /**
@@ -33,7 +33,7 @@ describe('worker killed during project.created', () => {
     const first = spawnEntryPoint('worker/main.ts', workerEnv);
     let second: ReturnType<typeof spawnEntryPoint> | undefined;
     try {
-      await waitFor(async () => first.output().includes('worker running'), 60_000, 'the first worker to start');
+      await workerStarted(first, 'first');
       const responsePromise = sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData('CRASH-1')));
 
       await waitFor(
@@ -71,6 +71,8 @@ describe('worker killed during project.created', () => {
       expect(response.body).toEqual({ success: true, message: expect.stringContaining('still being created'), event_id: expect.any(String), record_id: expect.any(String) });
 
       second = spawnEntryPoint('worker/main.ts', workerEnv);
+
+      await workerStarted(second, 'second');
       const handle = stack.temporal.workflow.getHandle(projectCreationWorkflowId(tenant.companyId, 'CRASH-1'));
       const result = await handle.result();
       expect(result).toEqual({ projectId: response.body.record_id, eventId: response.body.event_id, created: true });
@@ -88,5 +90,5 @@ describe('worker killed during project.created', () => {
       await stopProcess(first, 'SIGKILL');
       if (second) await stopProcess(second);
     }
-  }, 120_000);
+  }, 300_000);
 });
