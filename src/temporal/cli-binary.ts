@@ -58,5 +58,5 @@ export function resolveTemporalExecutable(log: (message: string) => void = conso
 
 export const TEMPORAL_CLI_MISSING_HELP =
   'Could not start the Temporal dev server. Install the Temporal CLI (https://docs.temporal.io/cli, or ' +
-  '`go install github.com/temporalio/cli/cmd/temporal@v1.5.1` with Go >= 1.25) and put it on PATH or set ' +
+  '`npm run temporal:install` with Go >= 1.25) and put it on PATH or set ' +
   'TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a running Temporal server.';
