@@ -29,6 +29,7 @@ import { measurePage, seedWorkOrders } from './scale';
 import { seedTenant, type Tenant } from './seed';
 import { compileProject, type NodeProcess, nodeFlagsOf, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
+import { retentionScheduleId } from '../src/temporal/retention-schedule';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -422,6 +423,9 @@ async function historyPhase(
     return { dispatch: dispatch.latency, list };
   };
   const fresh = await measure('no history');
+  // The schedule's own runs (every RETENTION_EVERY_MINUTES, aligned to the clock) would prune part of the history
+  // while it is seeded and measured; paused, it runs only when runRetention triggers it.
+  await temporal.schedule.getHandle(retentionScheduleId(taskQueue)).pause('the benchmark triggers retention itself');
   const started = Date.now();
   await seedOldDeliveries(db, companyId, endpointId, OLD_DELIVERIES);
   console.log(`Seeded ${OLD_DELIVERIES.toLocaleString('en-US')} old deliveries with their attempts (${((Date.now() - started) / 1000).toFixed(0)} s).`);

@@ -38,6 +38,8 @@ export interface Config {
   };
   /** Port of the worker's /metrics (0: any free port). */
   workerMetricsPort: number;
+  /** Workflow runs the worker keeps in memory between their tasks (an evicted one is replayed on its next task). */
+  workerMaxCachedWorkflows: number;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
   /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
@@ -196,6 +198,12 @@ export const SETTINGS = {
     parse: seconds,
   },
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
+  WORKER_MAX_CACHED_WORKFLOWS: {
+    description:
+      "workflow runs a worker keeps in memory between their tasks (the SDK would size it from the heap limit: some 2,300 on a 23 GB machine, each open failed delivery among them)",
+    default: '500',
+    parse: integer(2, 100_000),
+  },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
   RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
@@ -274,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
     },
     workerMetricsPort: v.WORKER_METRICS_PORT,
+    workerMaxCachedWorkflows: v.WORKER_MAX_CACHED_WORKFLOWS,
     outboxPollMs: v.OUTBOX_POLL_MS,
     retention: {
       outboxDays: v.RETENTION_OUTBOX_DAYS,

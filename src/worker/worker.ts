@@ -55,6 +55,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       ? { workflowBundle: { codePath: workflowBundlePath } }
       : { workflowsPath: require.resolve('../../workflows') }),
     shutdownGraceTime: '10 seconds',
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
   });
   const finished = worker.run().finally(async () => {
     sender.close();
