@@ -38,6 +38,15 @@ export function reportRoutes(kind: ReportKind, deps: AppDeps): RouteSpec[] {
   const runtime = approvalRuntime(deps);
   const common = { tag: collection, record: label };
   const completes = kind === 'completion' ? ' and completes its work order (report.completion_approved, work_order.status_changed, workorder.completed)' : '';
+  /** Approve or reject: the deciding employee, when named, must exist; 200 once applied, else 202. */
+  const decide = async (ctx: Parameters<RouteSpec['handler']>[0], choice: { approve: boolean; employeeId: string | null; employeeField: string; notes: string | null }) => {
+    const actor = actorOf(ctx.state.principal);
+    await assertEmployee(ctx.state.em, actor.companyId, choice.employeeId, choice.employeeField);
+    const decision = { approve: choice.approve, actor, employeeId: choice.employeeId, notes: choice.notes, eventId: uuidv7() };
+    const outcome = await decideReport(ctx.state.em, runtime, kind, ctx.params.id!, decision);
+    ctx.status = outcome.applied ? 200 : 202;
+    ctx.body = outcome.record;
+  };
   const decided = { 200: { description: `The ${label.toLowerCase()}, decided`, schema: `${schema}/record` }, 202: { description: 'The decision is kept and applied as soon as a worker runs', schema: `${schema}/record` } };
   return [
     {
@@ -70,12 +79,7 @@ export function reportRoutes(kind: ReportKind, deps: AppDeps): RouteSpec[] {
       responses: decided,
       async handler(ctx) {
         const { approved_by_id = null, approval_notes = null } = ctx.request.body as ReportApprove;
-        const actor = actorOf(ctx.state.principal);
-        await assertEmployee(ctx.state.em, actor.companyId, approved_by_id, 'approved_by_id');
-        const decision = { approve: true, actor, employeeId: approved_by_id, notes: approval_notes, eventId: uuidv7() };
-        const outcome = await decideReport(ctx.state.em, runtime, kind, ctx.params.id!, decision);
-        ctx.status = outcome.applied ? 200 : 202;
-        ctx.body = outcome.record;
+        await decide(ctx, { approve: true, employeeId: approved_by_id, employeeField: 'approved_by_id', notes: approval_notes });
       },
     },
     {
@@ -89,12 +93,7 @@ export function reportRoutes(kind: ReportKind, deps: AppDeps): RouteSpec[] {
       responses: decided,
       async handler(ctx) {
         const { rejected_by_id = null, reason = null } = ctx.request.body as ReportReject;
-        const actor = actorOf(ctx.state.principal);
-        await assertEmployee(ctx.state.em, actor.companyId, rejected_by_id, 'rejected_by_id');
-        const decision = { approve: false, actor, employeeId: rejected_by_id, notes: reason, eventId: uuidv7() };
-        const outcome = await decideReport(ctx.state.em, runtime, kind, ctx.params.id!, decision);
-        ctx.status = outcome.applied ? 200 : 202;
-        ctx.body = outcome.record;
+        await decide(ctx, { approve: false, employeeId: rejected_by_id, employeeField: 'rejected_by_id', notes: reason });
       },
     },
   ];
