@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../api/context';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../domain/accounts/api-keys-service';
+import { getApiKey, issueApiKey, listApiKeys, revokeApiKey } from '../../domain/accounts/api-keys-service';
 import { unknownScopes } from '../../domain/accounts/scopes';
 import { ApiError } from '../../errors';
 import type { ConsoleContext, ConsolePage } from '../context';
@@ -8,7 +8,7 @@ import type { Session } from '../users/sessions';
 import { apiKeysPage, createdApiKeyPage, newApiKeyPage, revokeApiKeyPage } from '../views/api-keys';
 
 async function keyOf(ctx: ConsoleContext, session: Session) {
-  const key = (await listApiKeys(ctx.state.em, session.user.companyId)).find((k) => k.id === ctx.params.id);
+  const key = await getApiKey(ctx.state.em, session.user.companyId, ctx.params.id!);
   if (!key) throw ApiError.notFound('API key');
   return key;
 }

@@ -69,6 +69,11 @@ export async function listApiKeys(em: EntityManager, companyId: string): Promise
   return em.find(ApiKey, { company: companyId }, { orderBy: { createdAt: 'asc' } });
 }
 
+/** One of the company's keys by id; null when it has none with that id (or the id is not a UUID). */
+export async function getApiKey(em: EntityManager, companyId: string, id: string): Promise<ApiKey | null> {
+  return isUuid(id) ? em.findOne(ApiKey, { id, company: companyId }) : null;
+}
+
 /**
  * Revokes a key; it is refused from the next request on. Returns null when there is no such key (in
  * `companyId`, when given: the console names only its own company's keys; the operator's CLI any).
