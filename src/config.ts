@@ -42,6 +42,8 @@ export interface Config {
   workerMaxCachedWorkflows: number;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** Multiplies every per-key rate limit: 1 in production (see RATE_LIMIT_MULTIPLIER). */
+  rateLimitMultiplier: number;
   /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
   retention: {
     outboxDays: number;
@@ -204,6 +206,11 @@ export const SETTINGS = {
     default: '500',
     parse: integer(2, 100_000),
   },
+  RATE_LIMIT_MULTIPLIER: {
+    description: "multiplies every per-key rate limit (the spec's, e.g. 60 REST requests a minute); for load and fuzz tests, keep 1 in production",
+    default: '1',
+    parse: integer(1, 1_000_000),
+  },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
   RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
@@ -284,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerMetricsPort: v.WORKER_METRICS_PORT,
     workerMaxCachedWorkflows: v.WORKER_MAX_CACHED_WORKFLOWS,
     outboxPollMs: v.OUTBOX_POLL_MS,
+    rateLimitMultiplier: v.RATE_LIMIT_MULTIPLIER,
     retention: {
       outboxDays: v.RETENTION_OUTBOX_DAYS,
       rateLimitDays: v.RETENTION_RATE_LIMIT_DAYS,

@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     underPath(
       '/api/v1',
       authenticate(deps.apiKeys),
-      rateLimit('rest'),
+      rateLimit('rest', { multiplier: deps.config.rateLimitMultiplier }),
       methodsFirst(restFiles, rest),
       restFiles.routes(),
       readJsonBody(deps.config.bodyLimitBytes),

@@ -84,3 +84,23 @@ describe('rate limits (counted in PostgreSQL, per API key)', () => {
     expect(refused.headers.get('retry-after')).toBeTruthy();
   });
 });
+
+describe('RATE_LIMIT_MULTIPLIER (load and fuzz tests)', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false, config: await testConfig({ RATE_LIMIT_MULTIPLIER: '3' }) });
+  });
+  afterAll(() => stack.close());
+  beforeEach(awayFromMinuteEdge);
+
+  it('multiplies every window of every policy, and the limit still holds', async () => {
+    const tenant = await createTenant(stack.orm, ['projects:read', 'webhooks:inbound']);
+    const served = await statuses(180, () => request(stack.baseUrl, 'GET', '/api/v1/projects', { key: tenant.key }));
+    expect(served.filter((s) => s === 200)).toHaveLength(180);
+    const refused = await request(stack.baseUrl, 'GET', '/api/v1/projects', { key: tenant.key });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"minute";q=180;w=60, "hour";q=3000;w=3600, "day";q=30000;w=86400');
+    const inbound = await sendInbound(stack.baseUrl, tenant, envelope('test.connection'));
+    expect(inbound.headers.get('ratelimit-policy')).toBe('"burst";q=150;w=60, "hour";q=3000;w=3600');
+  });
+});

@@ -32,7 +32,7 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
  * Idempotency-Key, which makes a resend safe), then counts it against the key's budget (shared by all API
  * processes) and answers 429 past it.
  */
-export function rateLimit(policy: RateLimitPolicy, options: { replayGuard?: boolean } = {}): Middleware<AppState> {
+export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number; replayGuard?: boolean }): Middleware<AppState> {
   return async (ctx, next) => {
     // A signature covers its timestamp, so a copy older than the tolerance is refused as stale anyway; signatures
     // are kept twice as long.
@@ -40,7 +40,7 @@ export function rateLimit(policy: RateLimitPolicy, options: { replayGuard?: bool
       options.replayGuard && ctx.headers['idempotency-key'] === undefined
         ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2 }
         : null;
-    const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature);
+    const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature, options.multiplier);
     if (admission.outcome === 'revoked') throw invalidKey();
     ctx.state.keyConfirmed = true;
     if (admission.outcome === 'replayed') {

@@ -40,9 +40,9 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
     authenticate(apiKeys),
     requireScope(INBOUND_SCOPE),
     readJsonBody(config.bodyLimitBytes),
-    verifiedSignature(apiKeys),
+    verifiedSignature(apiKeys, config.rateLimitMultiplier),
     idempotency(),
-    rateLimit('inbound', { replayGuard: true }),
+    rateLimit('inbound', { multiplier: config.rateLimitMultiplier, replayGuard: true }),
     requireValidBody(),
     async (ctx) => {
       const { principal } = ctx.state;

@@ -10,8 +10,8 @@ import { rateLimit } from '../../middleware/rate-limit';
  * received>` with the key's signing secret. A refused request is counted in the key's bucket for unsigned
  * traffic (429 once it is used up), never in the bucket of its signed requests.
  */
-export function verifiedSignature(apiKeys: ApiKeyCache): Middleware<AppState> {
-  const countUnsigned = rateLimit('inbound_unsigned');
+export function verifiedSignature(apiKeys: ApiKeyCache, rateLimitMultiplier: number): Middleware<AppState> {
+  const countUnsigned = rateLimit('inbound_unsigned', { multiplier: rateLimitMultiplier });
   return async (ctx, next) => {
     const check = verifyWebhookSignature({
       secret: apiKeys.signingSecret(ctx.state.principal),
