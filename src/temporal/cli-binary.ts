@@ -34,9 +34,11 @@ function goBinDir(): string {
 }
 
 /**
- * Finds the Temporal CLI: TEMPORAL_CLI_PATH, then PATH, then Go's bin folder. When none is there, builds it
- * with scripts/install-temporal-cli.sh (needs Go >= 1.25), and when that cannot run either, falls back to the
- * SDK downloading the CLI (needs internet access to temporal.download).
+ * Finds the Temporal CLI: TEMPORAL_CLI_PATH, then PATH, then Go's bin folder, where
+ * scripts/install-temporal-cli.sh builds it (needs Go >= 1.25; the script returns at once when its build is
+ * there, and replaces a binary of another build, such as a plain `go install` of v1.5.1). When Go is missing,
+ * a binary already in Go's bin folder is taken as it is; with none, the SDK downloads the CLI (needs internet
+ * access to temporal.download).
  */
 export function resolveTemporalExecutable(log: (message: string) => void = console.log): TemporalExecutable {
   const configured = process.env.TEMPORAL_CLI_PATH;
@@ -44,14 +46,16 @@ export function resolveTemporalExecutable(log: (message: string) => void = conso
     if (!executable(configured)) throw new Error(`TEMPORAL_CLI_PATH=${configured} is not an executable file`);
     return { type: 'existing-path', path: configured };
   }
-  const found = onPath('temporal') ?? [path.join(goBinDir(), 'temporal')].find(executable);
+  const found = onPath('temporal');
   if (found) return { type: 'existing-path', path: found };
 
-  log('Temporal CLI not found; building it with Go (first time only, takes a few minutes)…');
-  const build = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'install-temporal-cli.sh')], { stdio: 'inherit' });
   const built = path.join(goBinDir(), 'temporal');
-  if (build.status === 0 && executable(built)) return { type: 'existing-path', path: built };
-
+  if (!executable(built)) log('Temporal CLI not found; building it with Go (first time only, takes a few minutes)…');
+  const build = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'install-temporal-cli.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (executable(built)) {
+    if (build.status !== 0) log(`Could not check the Temporal CLI's build with Go; using ${built} as it is.`);
+    return { type: 'existing-path', path: built };
+  }
   log('Could not build the Temporal CLI with Go; letting the Temporal SDK download it instead.');
   return { type: 'cached-download' };
 }

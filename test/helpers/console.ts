@@ -1,19 +1,8 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths';
-
-/** Debian's Chromium (.ci/run installs it); playwright-core cannot download browsers here. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** Chromium as the API reference test runs it: a fresh profile, kept off the network it cannot reach here. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-}
 
 /**
  * Where the console's screenshots go: with UPDATE_SCREENSHOTS=1 into docs/console/, which the README and docs

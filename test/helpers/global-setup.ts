@@ -7,6 +7,7 @@ import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { connectOrm, migrate } from '../../src/db/orm';
 import { PROJECT_ROOT } from '../../src/paths';
 import { startTemporalDevServer } from '../../src/temporal/dev-server';
+import { OPT_OUTS, optedOut } from './opt-outs';
 import { freePort } from './ports';
 
 /**
@@ -17,6 +18,8 @@ import { freePort } from './ports';
 export default async function globalSetup(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-test-'));
   const stops: (() => Promise<void>)[] = [];
+  // Refused in CI before anything starts: CI runs every test.
+  for (const name of OPT_OUTS) optedOut(name);
   process.env.LOG_LEVEL ??= 'silent';
   // Prefix of the databases test files copy from the migrated one (see createTestDatabase).
   process.env.TEST_RUN_ID = `test_${randomBytes(4).toString('hex')}`;

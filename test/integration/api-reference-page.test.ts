@@ -1,22 +1,14 @@
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { describeInBrowser, launchChromium } from '../helpers/chromium';
 import { startStack, type TestStack } from '../helpers/stack';
 
-/** Debian's Chromium (.ci/run installs it); playwright-core cannot download browsers here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-describe('GET /docs', () => {
+describeInBrowser('GET /docs', () => {
   let stack: TestStack;
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install the chromium package (see .ci/run) or set CHROMIUM_PATH`);
     stack = await startStack({ worker: false });
-    // Playwright gives the browser a fresh profile; the flags keep it off the network it cannot reach here.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

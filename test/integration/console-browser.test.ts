@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { cliField, runCli } from '../helpers/cli';
-import { accessibilityProblems, CHROMIUM, focusOutline, launchChromium, screenshot, writeActions } from '../helpers/console';
+import { describeInBrowser, launchChromium } from '../helpers/chromium';
+import { accessibilityProblems, focusOutline, screenshot, writeActions } from '../helpers/console';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
 import { envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -12,7 +12,7 @@ import { verifiedAsReceiver } from '../helpers/webhooks';
  * a local HTTPS receiver): each step of issue 13's acceptance list, in the order a company's admin takes them.
  * Every page visited is checked for labels and names, and saved as a screenshot in docs/console/.
  */
-describe('console in a browser', () => {
+describeInBrowser('console in a browser', () => {
   let stack: TestStack;
   let browser: Browser;
   let receiver: TestReceiver;
@@ -45,7 +45,6 @@ describe('console in a browser', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install the chromium package (see .ci/run) or set CHROMIUM_PATH`);
     stack = await startStack();
     receiver = await startReceiver();
     browser = await launchChromium();

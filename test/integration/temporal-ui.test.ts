@@ -1,19 +1,18 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths';
 import { type DevServer, startTemporalDevServer } from '../../src/temporal/dev-server';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
+import { describeInBrowser, launchChromium } from '../helpers/chromium';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 
-/** Debian's Chromium (.ci/run installs it); playwright-core cannot download browsers here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** UPDATE_SCREENSHOTS=1 writes the pictures of docs/operations.md; otherwise they go to a temporary folder. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(PROJECT_ROOT, 'docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'ui-screenshots-'));
 
@@ -22,23 +21,19 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS ? path.join(PROJECT_ROOT, 'do
  * delivery has failed, driven in headless Chromium: the failure and its reason without any setup, and a re-run
  * through the UI's own controls.
  */
-describe('a failed delivery in the Temporal UI', () => {
+describeInBrowser('a failed delivery in the Temporal UI', () => {
   let temporal: DevServer;
   let stack: TestStack;
   let browser: Browser;
   let hook: TestReceiver;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install the chromium package (see .ci/run) or set CHROMIUM_PATH`);
     // Before the dev server: starting it would create the SDK runtime with its defaults.
     installTemporalRuntime(process.env.LOG_LEVEL ?? 'silent');
     temporal = await startTemporalDevServer({ namespace: 'default', uiPort: await freePort() });
     stack = await startStack({ config: await testConfig({ TEMPORAL_ADDRESS: temporal.address, WEBHOOK_TIMEOUT_MS: '1500' }) });
     hook = await startReceiver();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   }, 120_000);
   afterAll(async () => {
