@@ -376,7 +376,7 @@ export function buildOpenApiDocument(options: { routes: readonly RouteSpec[]; in
             'Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, ' +
             'with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. ' +
             '1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key.',
-          schema: { type: 'string', minLength: 1, maxLength: 255 },
+          schema: { type: 'string', pattern: '^[!-~]{1,255}$' },
         },
       },
       schemas: components.schemas,

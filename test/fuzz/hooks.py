@@ -1,35 +1,42 @@
 """Schemathesis hooks for test/fuzz/api-fuzz.test.ts: real API keys, and inbound requests signed as senders sign them.
 
-- Authentication: each case gets a valid X-API-Key from a pool of keys of one company (round robin), so the
-  run stays inside the per-key rate limits; schemathesis leaves it out where it tests a missing key.
+- Authentication: each case gets the test's admin key (its rate limits raised by RATE_LIMIT_MULTIPLIER);
+  schemathesis leaves it out where it tests a missing key.
 - A POST /webhooks/inbound whose case carries X-Webhook-Timestamp and X-Webhook-Signature is sent as exact
   JSON bytes, signed with the case's key's secret over `<timestamp>.<body>`; a case without one of them (a
   missing-header check) keeps it missing.
 - Path ids: about half of the generated ids are swapped for ids of records the test created, chosen from
   the generated id itself (so a seed still repeats the run), so operations on one record get past their 404.
-  A path with two ids (a timesheet's entry) gets a pair that belongs together.
-- Each signed inbound event_type is recorded, so the test can prove every operation was reached.
+  An operation that changes a record's state has records of its own (a PUT cannot rename the approver role
+  another operation relies on), and a DELETE takes each of its records once. A path with two ids (a
+  timesheet's entry) gets a pair that belongs together.
+- Bodies: in about half of the valid bodies, references to other records (customer_id, employee_id, …) name
+  records that exist, so creates get past "does not match a … of your company".
+- Idempotency-Key: a valid one is made unique per case (generators repeat values, and a reused key is a 422).
+- Each signed inbound event_type is recorded, so the test can prove every operation was reached, and so is
+  every response's status (with the error's code and field), per operation, for the test's own account.
 - Attachment uploads get bodies of each media type the route takes, starting as such a file starts (a PDF with
   %PDF-, …), so they get past the content check to the rest of the route.
 """
 
 import hashlib
 import hmac
-import itertools
 import json
 import os
+import re
 import threading
 import time
+import uuid
 
 import schemathesis
 from hypothesis import strategies as st
 
-_KEYS = json.load(open(os.environ["FUZZ_KEYS_FILE"], encoding="utf-8"))
-_SECRETS = {entry["key"]: entry["secret"] for entry in _KEYS}
-_NEXT_KEY = itertools.cycle(_KEYS)
+_KEY = json.load(open(os.environ["FUZZ_KEY_FILE"], encoding="utf-8"))
 _LOCK = threading.Lock()
 _COVERAGE = open(os.environ["FUZZ_COVERAGE_FILE"], "a", encoding="utf-8")
+_RESPONSES = open(os.environ["FUZZ_RESPONSES_FILE"], "a", encoding="utf-8")
 _RECORD_IDS = json.load(open(os.environ["FUZZ_IDS_FILE"], encoding="utf-8"))
+_USED_UP = set(_RECORD_IDS["used_up"])
 
 _FILE_STARTS = {
     "application/pdf": b"%PDF-",
@@ -57,11 +64,10 @@ def _set_header(headers, name, value):
 
 @schemathesis.auth(refresh_interval=None)
 class KeyPool:
-    """The X-API-Key security scheme, with a different key of the pool for each case."""
+    """The X-API-Key security scheme, with the test's key (the purchasing company's for purchase orders)."""
 
     def get(self, case, ctx):
-        with _LOCK:
-            return next(_NEXT_KEY)["key"]
+        return _KEY["purchasing_key"] if _purchasing(case) else _KEY["key"]
 
     def set(self, case, data, ctx):
         if case.headers is None:
@@ -69,25 +75,87 @@ class KeyPool:
         _set_header(case.headers, "X-API-Key", data)
 
 
-@schemathesis.hook
-def map_path_parameters(context, path_parameters):
-    pool = _RECORD_IDS.get(context.operation.path) if context.operation else None
-    generated = (path_parameters or {}).get("id")
-    if not pool or not isinstance(generated, str):
-        return path_parameters
-    choice = int(hashlib.sha256(generated.encode("utf-8", "surrogatepass")).hexdigest(), 16)
-    if choice % 2 == 0:
-        chosen = pool[(choice // 2) % len(pool)]
-        if isinstance(chosen, dict):
-            path_parameters.update(chosen)
+def _choice(value):
+    """A number drawn from a generated value, so that a seed still repeats the run."""
+    return int(hashlib.sha256(str(value).encode("utf-8", "surrogatepass")).hexdigest(), 16)
+
+
+def _purchasing(case):
+    return case.operation.path.startswith("/api/v1/purchase-orders")
+
+
+def _positive(case):
+    return case.meta is not None and case.meta.generation.mode.value == "positive"
+
+
+def _use_records(case):
+    """Swaps the generated path ids for ids of records the test created: every valid case of an operation that
+    uses its record up (a DELETE, a lifecycle step) takes a record of its own, once; otherwise about half of the
+    cases take one of the operation's records (chosen from the generated id, so a seed repeats the run)."""
+    parameters = case.path_parameters
+    generated = (parameters or {}).get("id")
+    if not isinstance(generated, str):
+        return
+    key = f"{case.operation.method.upper()} {case.operation.path}"
+    operations = _RECORD_IDS["operations"]
+    chosen = None
+    with _LOCK:
+        if key in _USED_UP:
+            if _positive(case) and operations.get(key):
+                chosen = operations[key].pop(0)
         else:
-            path_parameters["id"] = chosen
-    return path_parameters
+            pool = operations.get(key) or operations.get(case.operation.path)
+            choice = _choice(generated)
+            if pool and choice % 2 == 0:
+                chosen = pool[(choice // 2) % len(pool)]
+    if isinstance(chosen, dict):
+        parameters.update(chosen)
+    elif chosen is not None:
+        parameters["id"] = chosen
+
+
+def _uuid_like(value):
+    return isinstance(value, str) and len(value) == 36 and value.count("-") == 4
+
+
+def _refer_to_records(case):
+    """Half of the record references in a valid body (chosen from the generated id) name records that exist."""
+    body = case.body
+    if not isinstance(body, dict) or not _positive(case):
+        return
+    references = _RECORD_IDS["purchasing_references" if _purchasing(case) else "references"]
+    pair = None
+    for field, value in list(body.items()):
+        kind = references["fields"].get(field)
+        if kind is None or not _uuid_like(value) or _choice(value) % 2:
+            continue
+        if kind == "location" and _uuid_like(body.get("customer_id")) and references["location_pairs"]:
+            # A location must be one of the customer's: the two are chosen together.
+            pair = pair or references["location_pairs"][_choice(value) % len(references["location_pairs"])]
+            body.update(pair)
+            continue
+        pool = references.get(kind)
+        if pool:
+            body[field] = pool[_choice(value) % len(pool)]
+
+
+_IDEMPOTENCY_KEY = re.compile(r"^[!-~]{1,255}$")
+
+
+def _unique_idempotency_key(case):
+    """A valid Idempotency-Key made unique per case: generators repeat values, and a key reused for another
+    request is rightly a 422."""
+    value = _header(case.headers, "Idempotency-Key")
+    if value is not None and _IDEMPOTENCY_KEY.match(value):
+        _set_header(case.headers, "Idempotency-Key", f"fuzz-{uuid.uuid4()}")
 
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
-    secret = _SECRETS.get(_header(case.headers, "X-API-Key"))
+    _use_records(case)
+    _unique_idempotency_key(case)
+    _refer_to_records(case)
+    secret = _KEY["secret"] if _header(case.headers, "X-API-Key") == _KEY["key"] else None
     body = case.body
     is_json_value = isinstance(body, (dict, list, str, int, float, bool)) or body is None
     # Re-signed only when the case carries both headers: a case leaving one out tests that it is required.
@@ -104,3 +172,28 @@ def before_call(context, case, kwargs):
         with _LOCK:
             _COVERAGE.write(json.dumps({"event_type": body.get("event_type")}) + "\n")
             _COVERAGE.flush()
+
+
+@schemathesis.hook
+def after_call(context, case, response):
+    error = {}
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+            error = body.get("error", {}) if isinstance(body, dict) else {}
+        except ValueError:
+            pass
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    meta = case.meta
+    record = {
+        "operation": f"{case.operation.method.upper()} {case.operation.path}",
+        "status": response.status_code,
+        "positive": meta is not None and meta.generation.mode.value == "positive",
+        "phase": meta.phase.name.value if meta is not None else None,
+        "code": error.get("code"),
+        "field": details.get("field"),
+        "reason": details.get("reason"),
+    }
+    with _LOCK:
+        _RESPONSES.write(json.dumps(record) + "\n")
+        _RESPONSES.flush()
