@@ -9,7 +9,6 @@ import { createPurchaseOrderApprovalActivities } from './purchase-order-approval
 import { createReportApprovalActivities } from './report-approval';
 import { createScheduledReportActivities } from './scheduled-report';
 import { createRetentionActivities } from './retention';
-import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
 
@@ -22,7 +21,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createReportApprovalActivities(deps),
     ...createPurchaseOrderApprovalActivities(deps),
     ...createScheduledReportActivities(deps),
-    ...createWebhookDeliveryActivities(deps),
     ...createDeliveryRunActivities(deps),
     ...createDeliveryRecoveryActivities(deps),
     ...createRetentionActivities(deps),

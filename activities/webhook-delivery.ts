@@ -1,33 +1,13 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type AttemptOutcome, type AttemptTrigger, DeliveryAttempt } from '../src/domain/webhooks/delivery-attempt.entity';
+import type { AttemptOutcome } from '../src/domain/webhooks/delivery-attempt.entity';
 import { WebhookAlert } from '../src/domain/webhooks/webhook-alert.entity';
 import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
 import type { WebhookEndpoint } from '../src/domain/webhooks/webhook-endpoint.entity';
 import type { Logger } from '../src/logger';
-import { deliveryHeaders, signingSecrets } from '../src/webhooks/delivery-headers';
 import type { WebhookResult } from '../src/webhooks/webhook-sender';
-import type { ActivityDeps } from './deps';
-
-/** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
-const MISSING_DELIVERY_ATTEMPTS = 30;
-
-export interface AttemptInput {
-  deliveryId: string;
-  /** Sent as X-Webhook-Retry. */
-  attemptNumber: number;
-  trigger: AttemptTrigger;
-  /** When the workflow will try again after a retryable failure; null when this is the last attempt. */
-  nextAttemptInMs: number | null;
-}
-
-export interface AttemptSummary {
-  outcome: Exclude<AttemptOutcome, 'in_progress'>;
-  statusCode: number | null;
-}
 
 /** 2xx delivered; 4xx (and a target we refuse to contact) permanent; 5xx, 3xx, timeouts, network errors retried. */
-export function classify(result: WebhookResult): AttemptSummary['outcome'] {
+export function classify(result: WebhookResult): Exclude<AttemptOutcome, 'in_progress'> {
   if (result.failureKind === null) return 'succeeded';
   if (result.failureKind === 'blocked') return 'permanent_failure';
   if (result.failureKind === 'http' && result.statusCode !== null && result.statusCode < 500) return 'permanent_failure';
@@ -62,74 +42,3 @@ export async function markFailed(em: EntityManager, logger: Logger, deliveryId: 
   }
   await em.flush();
 }
-
-/** The activities of runs begun before DELIVERY_RUNS_PATCH (workflows/webhook-delivery-legacy.ts). */
-export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender }: ActivityDeps) {
-  return {
-    /**
-     * Runs begun before DELIVERY_RUNS_PATCH only. One signed POST of the delivery's stored body, recorded as
-     * attempt `attemptNumber`. A retry after a crash re-sends and overwrites that attempt's row.
-     */
-    async attemptDelivery(input: AttemptInput): Promise<AttemptSummary> {
-      const em = orm.em.fork();
-      const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
-      // The dispatcher starts workflows just before it commits the rows: retry for a while, then give up.
-      if (!delivery) {
-        const message = `Delivery ${input.deliveryId} does not exist`;
-        if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw ApplicationFailure.nonRetryable(message, 'DELIVERY_NOT_FOUND');
-        throw new Error(`${message} (yet)`);
-      }
-      if (delivery.status === 'delivered') return { outcome: 'succeeded', statusCode: delivery.lastStatusCode };
-      const endpoint = delivery.endpoint.getEntity();
-
-      const attempt =
-        (await em.findOne(DeliveryAttempt, { delivery, attemptNumber: input.attemptNumber })) ??
-        em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
-      // Visible as in progress while the request is out.
-      await em.flush();
-
-      const result: WebhookResult =
-        endpoint.status === 'active'
-          ? await sender.send({
-              url: endpoint.url,
-              body: delivery.payload,
-              headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
-              onProgress: () => Context.current().heartbeat(),
-            })
-          : endpointNotActive(endpoint);
-
-      const outcome = classify(result);
-      const now = new Date();
-      Object.assign(attempt, {
-        outcome,
-        statusCode: result.statusCode,
-        durationMs: Math.round(result.durationMs),
-        error: result.error,
-        responseExcerpt: result.responseExcerpt,
-        finishedAt: now,
-      });
-      Object.assign(delivery, {
-        attemptCount: Math.max(delivery.attemptCount, input.attemptNumber + 1),
-        lastAttemptAt: now,
-        lastStatusCode: result.statusCode,
-        lastError: result.error,
-        nextAttemptAt: null,
-      });
-      if (outcome === 'succeeded') {
-        Object.assign(delivery, { status: 'delivered', deliveredAt: now, failedAt: null });
-      } else if (outcome === 'retryable_failure' && input.nextAttemptInMs !== null) {
-        Object.assign(delivery, { status: 'retrying', nextAttemptAt: new Date(now.getTime() + input.nextAttemptInMs) });
-      }
-      await em.flush();
-      if (outcome === 'succeeded') await resolveDeliveryAlerts(em, delivery.id);
-      return { outcome, statusCode: result.statusCode };
-    },
-
-    /** Marks the delivery failed and, unless it was a test, raises an alert: a row operators can list, and a log line. */
-    async markDeliveryFailed(input: { deliveryId: string; raiseAlert: boolean }): Promise<void> {
-      await markFailed(orm.em.fork(), logger, input.deliveryId, input.raiseAlert);
-    },
-  };
-}
-
-export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

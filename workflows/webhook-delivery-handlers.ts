@@ -1,4 +1,4 @@
-import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineUpdate } from '@temporalio/workflow';
 
 /** Input of a re-run; the Temporal UI sends it as JSON, e.g. {"reason": "endpoint fixed"}. */
 export interface RerunRequest {
@@ -12,13 +12,6 @@ export interface RerunResult {
   statusCode: number | null;
   error: string | null;
 }
-
-/** The signal runs begun before DELIVERY_RUNS_PATCH take (a signal cannot be refused: newer runs take the update). */
-export const rerunSignal = defineSignal<[RerunRequest?]>('rerun');
-
-export const RERUN_SIGNAL_DESCRIPTION =
-  'Re-run this webhook delivery now, keeping its X-Webhook-ID. Input (optional): {"reason": "why"}. ' +
-  'A failed delivery gets one more attempt; a delivery waiting for its next retry makes it immediately.';
 
 /**
  * Re-runs a delivery now with the same X-Webhook-ID and answers with the attempt it made. Sent by

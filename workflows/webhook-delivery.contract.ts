@@ -1,8 +1,5 @@
 /** What the delivery workflow takes and gives, and the failure types that cross from its activities. */
 
-/** Runs begun before this marker replay the legacy workflow (see webhook-delivery-legacy.ts). */
-export const DELIVERY_RUNS_PATCH = 'delivery-runs-read-the-database';
-
 /**
  * Names the delivery; the run checks every field against the database and is refused when one differs, so a
  * run started by hand cannot send something else than the delivery its id names.

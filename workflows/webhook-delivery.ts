@@ -6,7 +6,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setDefaultSignalHandler,
@@ -24,14 +23,12 @@ import {
   ATTEMPT_REJECTED,
   type AttemptFailure,
   DELIVERY_FAILED,
-  DELIVERY_RUNS_PATCH,
   describeFailure,
   waitBeforeNextAttempt,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from './webhook-delivery.contract';
 import { checkRerunRequest, RERUN_UPDATE_DESCRIPTION, type RerunResult, rerunUpdate } from './webhook-delivery-handlers';
-import { legacyWebhookDelivery, type LegacyWebhookDeliveryInput } from './webhook-delivery-legacy';
 
 const deliveries = proxyActivities<DeliveryRunActivities>({
   // One attempt is one HTTP exchange (≤ WEBHOOK_TIMEOUT_MS) plus bookkeeping; heartbeats during the exchange
@@ -56,12 +53,6 @@ const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
  * attempted (a re-run) makes one attempt, numbered after the recorded ones: attempt records are never rewritten.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  // Runs begun before this version replay the code they were begun with.
-  if (!patched(DELIVERY_RUNS_PATCH)) return (await legacyWebhookDelivery(input as unknown as LegacyWebhookDeliveryInput)) as never;
-  return deliveryRun(input);
-}
-
-async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const info = workflowInfo();
   // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
   let requested = 0;

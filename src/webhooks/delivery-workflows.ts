@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import type { webhookDelivery } from '../../workflows/webhook-delivery';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
-import { type RerunRequest, type RerunResult, rerunSignal, rerunUpdate } from '../../workflows/webhook-delivery-handlers';
+import { type RerunRequest, type RerunResult, rerunUpdate } from '../../workflows/webhook-delivery-handlers';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
 
 /** One workflow per delivery, named after it, so a delivery is never started twice. */
@@ -62,13 +62,7 @@ export async function startDeliveryWorkflow(
 }
 
 /** How a re-run was asked for: an update to the open run (with the attempt it made when awaited), or a new run. */
-export type RerunRequested = { via: 'update'; result: RerunResult | null } | { via: 'signal' } | { via: 'new_run' };
-
-/** Whether the open run is one begun before DELIVERY_RUNS_PATCH, which takes the rerun signal instead of the update. */
-async function takesRerunUpdate(handle: WorkflowHandle): Promise<boolean> {
-  const metadata = await handle.query<{ definition?: { updateDefinitions?: { name: string }[] } }>('__temporal_workflow_metadata');
-  return (metadata.definition?.updateDefinitions ?? []).some((update) => update.name === rerunUpdate.name);
-}
+export type RerunRequested = { via: 'update'; result: RerunResult | null } | { via: 'new_run' };
 
 /**
  * Asks for a re-run: the update "rerun" to the delivery's open run (waiting up to `waitMs` for the attempt it
@@ -113,10 +107,6 @@ export async function requestDeliveryRerun(
 const RERUN_ROUNDS = 5;
 
 async function rerunOpenRun(handle: WorkflowHandle<typeof webhookDelivery>, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
-  if (!(await takesRerunUpdate(handle))) {
-    await handle.signal(rerunSignal, request);
-    return { via: 'signal' };
-  }
   const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
   if (waitMs <= 0) return { via: 'update', result: null };
   // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
