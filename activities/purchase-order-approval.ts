@@ -1,8 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PurchaseOrderDecision } from '../workflows/purchase-order-approval-updates';
 import { lockNaturalKey } from '../src/domain/natural-keys';
 import { Employee } from '../src/domain/people/employee.entity';
-import type { PurchaseOrderApprovalInput } from '../src/domain/supply/purchase-order-approval';
+import type { PurchaseOrderApprovalInput, PurchaseOrderDecision } from '../workflows/purchase-order-approval.contract';
 import { type ApprovalDecision, ApprovalThreshold, type PurchaseOrder, type PurchaseOrderStatus } from '../src/domain/supply/purchase-order.entity';
 import { purchaseOrders } from '../src/domain/supply/purchase-orders';
 import { ApiError } from '../src/errors';

@@ -1,8 +1,7 @@
 import { LockMode, ref } from '@mikro-orm/core';
-import type { ReportDecision } from '../workflows/report-approval-signals';
 import { lockNaturalKey } from '../src/domain/natural-keys';
 import { Employee } from '../src/domain/people/employee.entity';
-import type { ReportApprovalInput, ReportApprovalResult } from '../src/domain/reporting/report-approval';
+import type { ReportApprovalInput, ReportApprovalResult, ReportDecision } from '../workflows/report-approval.contract';
 import { CompletionReport, DailyReport } from '../src/domain/reporting/report.entity';
 import { REPORT_EVENT_RELATIONS } from '../src/domain/reporting/report-fields';
 import { completeWorkOrder } from '../src/domain/work/work-orders';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ScheduledReportInput } from '../src/domain/reporting/report-schedules';
+import type { ScheduledReportInput, ScheduledReportResult } from '../workflows/scheduled-report.contract';
 import { reportDownloadUrl } from '../src/domain/reporting/report-runs';
 import { REPORT_TYPE_DEFINITIONS } from '../src/domain/reporting/report-types';
 import { ReportRun, ReportSchedule } from '../src/domain/reporting/scheduled-report.entity';
@@ -11,12 +11,6 @@ import type { ActivityDeps } from './deps';
 export interface ScheduledRun extends ScheduledReportInput {
   workflowId: string;
   at: string;
-}
-
-/** skipped: the schedule was deleted before its run. */
-export interface ScheduledReportResult {
-  status: 'generated' | 'failed' | 'skipped';
-  runId: string | null;
 }
 
 /**

@@ -1,18 +1,13 @@
 import { defineSignal } from '@temporalio/workflow';
-import type { Actor } from '../src/domain/accounts/actor';
+import type { ReportApprovalInput, ReportApprovalResult, ReportDecision } from '../src/domain/reporting/report-approval';
 
-/** A manager's decision on a report, as the API sends it. */
-export interface ReportDecision {
-  approve: boolean;
-  /** The API key that decided: the origin of the events the decision records. */
-  actor: Actor;
-  /** The approving or rejecting employee, when the decision names one. */
-  employeeId: string | null;
-  /** Approval notes, or the reason of a rejection. */
-  notes: string | null;
-  /** The id of report.completion_approved, when the decision records it. */
-  eventId: string;
-}
+export type { ReportApprovalInput, ReportApprovalResult, ReportDecision };
+
+/**
+ * Report approval, one run per report that needs it (id: the report's workflow_id), on the service's task queue.
+ * Started by submitReport and decideReport (src/domain/reporting/report-approval.ts).
+ */
+export const REPORT_APPROVAL = 'reportApproval';
 
 /**
  * Approves or rejects the report. The first decision counts; later ones are ignored (the API refuses them
