@@ -1,8 +1,8 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
-import { WebhookRecovery } from '../src/domain/webhooks/webhook-recovery.entity';
-import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/domain/webhooks/deliveries-service';
-import { requestDeliveryRerun } from '../src/webhooks/delivery-workflows';
+import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
+import { WebhookRecovery } from '../src/delivery/webhook-recovery.entity';
+import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/delivery/deliveries-service';
+import { requestDeliveryRerun } from '../src/delivery/delivery-workflows';
 import type { ActivityDeps } from './deps';
 
 export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: ActivityDeps) {

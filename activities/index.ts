@@ -1,7 +1,7 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
 import { createDeliveryRecoveryActivities } from './delivery-recovery';
-import { createDeliveryRunActivities } from './delivery-runs';
+import { createDeliveryRunActivities } from './webhook-delivery';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';

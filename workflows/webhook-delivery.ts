@@ -14,21 +14,24 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DeliveryRunActivities } from '../activities/delivery-runs';
-import type { AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
-import type { DeliveryStatus } from '../src/domain/webhooks/webhook-delivery.entity';
+import type { DeliveryRunActivities } from '../activities/webhook-delivery';
+import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
+import type { DeliveryStatus } from '../src/delivery/webhook-delivery.entity';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
   type AttemptFailure,
+  checkRerunRequest,
   DELIVERY_FAILED,
   describeFailure,
+  RERUN_UPDATE_DESCRIPTION,
+  type RerunResult,
+  rerunUpdate,
   waitBeforeNextAttempt,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from './webhook-delivery.contract';
-import { checkRerunRequest, RERUN_UPDATE_DESCRIPTION, type RerunResult, rerunUpdate } from './webhook-delivery-handlers';
 
 const deliveries = proxyActivities<DeliveryRunActivities>({
   // One attempt is one HTTP exchange (≤ WEBHOOK_TIMEOUT_MS) plus bookkeeping; heartbeats during the exchange

@@ -5,7 +5,7 @@ import { createUser } from '../../src/console/users/users-service';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
-import { registerEndpoint } from '../../src/domain/webhooks/endpoints-service';
+import { registerEndpoint } from '../../src/delivery/endpoints-service';
 import { createLogger } from '../../src/logger';
 import { createApiMetrics } from '../../src/metrics';
 import { SchemaValidator } from '../../src/schemas/schema-validator';

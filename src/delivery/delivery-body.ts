@@ -1,5 +1,5 @@
-import type { PayloadShape } from '../domain/webhooks/webhook-endpoint.entity';
-import { eventDefinition } from './registry';
+import type { PayloadShape } from './webhook-endpoint.entity';
+import { eventDefinition } from '../events/registry';
 
 export interface StoredEvent {
   id: string;

@@ -6,13 +6,17 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { webhookDelivery } from '../../workflows/webhook-delivery';
-import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
-import { type RerunRequest, type RerunResult, rerunUpdate } from '../../workflows/webhook-delivery-handlers';
+import {
+  deliveryWorkflowId,
+  type RerunRequest,
+  type RerunResult,
+  rerunUpdate,
+  WEBHOOK_DELIVERY,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery.contract';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
 
-/** One workflow per delivery, named after it, so a delivery is never started twice. */
-export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
+export { deliveryWorkflowId };
 
 export interface DeliveryToStart {
   input: WebhookDeliveryInput;
@@ -33,7 +37,7 @@ export async function startDeliveryWorkflow(
 ): Promise<boolean> {
   const { input } = delivery;
   try {
-    await temporal.workflow.start<typeof webhookDelivery>('webhookDelivery', {
+    await temporal.workflow.start(WEBHOOK_DELIVERY, {
       taskQueue,
       workflowId: deliveryWorkflowId(input.deliveryId),
       args: [input],
@@ -77,7 +81,7 @@ export async function requestDeliveryRerun(
   request: RerunRequest,
   options: { waitMs: number },
 ): Promise<RerunRequested> {
-  const handle = temporal.workflow.getHandle<typeof webhookDelivery>(deliveryWorkflowId(delivery.input.deliveryId));
+  const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
   // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
   for (let round = 1; ; round++) {
     let running: boolean;
@@ -106,7 +110,7 @@ export async function requestDeliveryRerun(
 /** How many times requestDeliveryRerun looks again when the run changes under it. */
 const RERUN_ROUNDS = 5;
 
-async function rerunOpenRun(handle: WorkflowHandle<typeof webhookDelivery>, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
+async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
   const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
   if (waitMs <= 0) return { via: 'update', result: null };
   // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".

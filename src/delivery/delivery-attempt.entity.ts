@@ -1,5 +1,5 @@
 import { Entity, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
-import { CompanyRecord } from '../company-record';
+import { CompanyRecord } from '../domain/company-record';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
 export const ATTEMPT_OUTCOMES = ['in_progress', 'succeeded', 'retryable_failure', 'permanent_failure'] as const;

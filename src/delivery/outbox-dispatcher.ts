@@ -4,10 +4,10 @@ import { Client as PgClient } from 'pg';
 import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
-import { isSubscribed } from '../domain/webhooks/subscriptions';
-import type { PayloadShape } from '../domain/webhooks/webhook-endpoint.entity';
+import { isSubscribed } from './subscriptions';
+import type { PayloadShape } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
-import { type DeliveryToStart, startDeliveryWorkflow } from '../webhooks/delivery-workflows';
+import { type DeliveryToStart, startDeliveryWorkflow } from './delivery-workflows';
 import { deliveryBody } from './delivery-body';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */

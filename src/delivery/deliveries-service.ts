@@ -3,12 +3,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
-import type { Config } from '../../config';
-import { ApiError } from '../../errors';
-import { testDeliveryBody } from '../../events/delivery-body';
-import { resultWithin } from '../../temporal/result-within';
-import { type DeliveryToStart, deliveryWorkflowId, requestDeliveryRerun, startDeliveryWorkflow } from '../../webhooks/delivery-workflows';
-import { findPage, type Page } from '../page';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import { testDeliveryBody } from './delivery-body';
+import { resultWithin } from '../temporal/result-within';
+import { type DeliveryToStart, deliveryWorkflowId, requestDeliveryRerun, startDeliveryWorkflow } from './delivery-workflows';
+import { findPage, type Page } from '../domain/page';
+import { DELIVERY_RECOVERY, type DeliveryRecoveryInput, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
@@ -177,9 +178,6 @@ export async function sendTestDelivery(
   return { delivery, completed };
 }
 
-/** The workflow of a bulk recovery. */
-export const recoveryWorkflowId = (recoveryId: string) => `webhook-recovery/${recoveryId}`;
-
 /**
  * POST /webhook-endpoints/{id}/recover: takes every failed or cancelled delivery of the endpoint made since
  * `since` and starts the workflow that re-runs them. The endpoint must be active (a disabled one would fail them
@@ -199,10 +197,10 @@ export async function startRecovery(em: EntityManager, temporal: Client, taskQue
     await tx.flush();
     // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
     // run that finds no recovery and fails.
-    await temporal.workflow.start('deliveryRecovery', {
+    await temporal.workflow.start(DELIVERY_RECOVERY, {
       taskQueue,
       workflowId: recoveryWorkflowId(recovery.id),
-      args: [{ recoveryId: recovery.id }],
+      args: [{ recoveryId: recovery.id } satisfies DeliveryRecoveryInput],
       staticSummary: `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`,
     });
     return recovery;

@@ -1,5 +1,5 @@
 import { Entity, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
-import { CompanyRecord } from '../company-record';
+import { CompanyRecord } from '../domain/company-record';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export const RECOVERY_STATUSES = ['running', 'completed'] as const;

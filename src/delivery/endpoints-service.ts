@@ -1,13 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
-import type { SecretBox } from '../../crypto/secret-box';
-import { ApiError } from '../../errors';
-import type { Logger } from '../../logger';
-import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../../webhooks/ssrf-guard';
-import type { Actor } from '../accounts/actor';
-import { ApiKey } from '../accounts/api-key.entity';
-import { findPage, type Page } from '../page';
+import type { SecretBox } from '../crypto/secret-box';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
+import type { Actor } from '../domain/accounts/actor';
+import { ApiKey } from '../domain/accounts/api-key.entity';
+import { findPage, type Page } from '../domain/page';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 

@@ -1,6 +1,6 @@
 import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
-import { CompanyRecord } from '../company-record';
-import { OutboxEvent } from '../../events/outbox-event.entity';
+import { CompanyRecord } from '../domain/company-record';
+import { OutboxEvent } from '../events/outbox-event.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;

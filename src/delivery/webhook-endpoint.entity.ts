@@ -1,6 +1,6 @@
 import { Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
-import { ApiKey } from '../accounts/api-key.entity';
-import { CompanyRecord } from '../company-record';
+import { ApiKey } from '../domain/accounts/api-key.entity';
+import { CompanyRecord } from '../domain/company-record';
 
 export const PAYLOAD_SHAPES = ['A', 'B'] as const;
 export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
