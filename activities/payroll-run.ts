@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import { Context } from '@temporalio/activity';
 import { recordEvent } from '../src/events/outbox';
-import { timesheetsProcessedBatchData } from '../src/events/payloads/time';
+import { timesheetsProcessedBatchData } from '../src/domain/time/time-events';
 import { PayrollRun } from '../src/domain/time/payroll-run.entity';
 import { payrollRunWorkflowId } from '../src/domain/time/payroll-runs';
 import type { PayrollRunInput, PayrollRunResult } from '../workflows/payroll-run.contract';

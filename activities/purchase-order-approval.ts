@@ -6,7 +6,7 @@ import { type ApprovalDecision, ApprovalThreshold, type PurchaseOrder, type Purc
 import { purchaseOrders } from '../src/domain/supply/purchase-orders';
 import { ApiError } from '../src/errors';
 import { recordEvent } from '../src/events/outbox';
-import { poApprovedData, poRejectedData } from '../src/events/payloads/purchase-orders';
+import { poApprovedData, poRejectedData } from '../src/domain/supply/purchase-order-events';
 import type { ActivityDeps } from './deps';
 
 const sameRole = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();

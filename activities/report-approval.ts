@@ -6,7 +6,7 @@ import { CompletionReport, DailyReport } from '../src/domain/reporting/report.en
 import { REPORT_EVENT_RELATIONS } from '../src/domain/reporting/report-fields';
 import { completeWorkOrder } from '../src/domain/work/work-orders';
 import { recordEvent } from '../src/events/outbox';
-import { completionApprovedData } from '../src/events/payloads/reports';
+import { completionApprovedData } from '../src/domain/reporting/report-events';
 import type { ActivityDeps } from './deps';
 
 const ENTITIES = { daily: DailyReport, completion: CompletionReport } as const;

@@ -4,7 +4,7 @@ import { reportDownloadUrl } from '../src/domain/reporting/report-runs';
 import { REPORT_TYPE_DEFINITIONS } from '../src/domain/reporting/report-types';
 import { ReportRun, ReportSchedule } from '../src/domain/reporting/scheduled-report.entity';
 import { recordEvent } from '../src/events/outbox';
-import { reportFailedData, reportGeneratedData } from '../src/events/payloads/scheduled-reports';
+import { reportFailedData, reportGeneratedData } from '../src/domain/reporting/scheduled-report-events';
 import type { ActivityDeps } from './deps';
 
 /** One run: its schedule's input, the workflow that makes it, and the time it was started for. */

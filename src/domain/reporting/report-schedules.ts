@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { reportScheduledData } from '../../events/payloads/scheduled-reports';
+import { reportScheduledData } from './scheduled-report-events';
 import type { ReportScheduleCreate, ReportSchedule as ReportScheduleRecord } from '../../generated/schemas';
 import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';

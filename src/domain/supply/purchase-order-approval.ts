@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { poSubmittedData } from '../../events/payloads/purchase-orders';
+import { poSubmittedData } from './purchase-order-events';
 import type { PurchaseOrder as PurchaseOrderRecord } from '../../generated/schemas';
 import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';

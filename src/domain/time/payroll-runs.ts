@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
 import { ApiError } from '../../errors';
-import { iso } from '../../events/payloads/format';
+import { iso } from '../event-format';
 import type { WorkflowGateway } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { findPage, type Page } from '../page';

@@ -15,7 +15,7 @@ import type { WebhookAlert } from '../../../delivery/webhook-alert.entity';
 import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../delivery/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
 import { isUuid } from '../../../schemas/formats';
-import { iso } from '../../../events/payloads/format';
+import { iso } from '../../../domain/event-format';
 import type {
   DeliveryAttempt as AttemptRecord,
   WebhookAlert as AlertRecord,

@@ -25,7 +25,7 @@ import type {
   WebhookEndpointRotate,
   WebhookEndpointUpdate,
 } from '../../../generated/schemas';
-import { iso } from '../../../events/payloads/format';
+import { iso } from '../../../domain/event-format';
 import type { AppDeps } from '../../context';
 import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import type { RouteSpec } from '../route-spec';

@@ -1,5 +1,5 @@
-import type { Employee } from '../../domain/people/employee.entity';
-import type { ChecklistItem, CompletionReport, DailyReport, Report } from '../../domain/reporting/report.entity';
+import type { Employee } from '../people/employee.entity';
+import type { ChecklistItem, CompletionReport, DailyReport, Report } from './report.entity';
 import type { ReportCompletionApprovedData, ReportCompletionSubmittedData, ReportDailySubmittedData } from '../../generated/schemas';
 
 /*

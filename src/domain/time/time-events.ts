@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ChangeContext, RecordedEvent } from '../../domain/records/record-service';
-import type { TimeOff } from '../../domain/time/time-off.entity';
-import type { Timesheet } from '../../domain/time/timesheet.entity';
-import { timesheetEntryRecord } from '../../domain/time/timesheet-entries';
+import type { ChangeContext, RecordedEvent } from '../records/record-service';
+import type { TimeOff } from './time-off.entity';
+import type { Timesheet } from './timesheet.entity';
+import { timesheetEntryRecord } from './timesheet-entries';
 import type {
   CatalogTimeOffCreatedData,
   CatalogTimesheetCreatedData,
@@ -17,8 +17,8 @@ import type {
   TimesheetUnlockedData,
   TimesheetUpdatedData,
 } from '../../generated/schemas';
-import { changesBetween } from '../changes';
-import type { EventPayload } from '../registry';
+import { changesBetween } from '../../events/changes';
+import type { EventPayload } from '../../events/registry';
 
 /*
  * Time off and timesheet events. Relations the builders read (the employee) must be loaded. `changes` of time

@@ -1,4 +1,4 @@
-import type { ReportRun, ReportSchedule } from '../../domain/reporting/scheduled-report.entity';
+import type { ReportRun, ReportSchedule } from './scheduled-report.entity';
 import type { CatalogReportFailedData, CatalogReportGeneratedData, CatalogReportScheduledData } from '../../generated/schemas';
 
 /*

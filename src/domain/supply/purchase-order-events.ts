@@ -1,6 +1,6 @@
-import type { ChangeContext } from '../../domain/records/record-service';
-import { amountsOf, lineTotal, linesOf } from '../../domain/supply/po-amounts';
-import type { ApprovalDecision, PurchaseOrder, PurchaseOrderAttachment, Receipt, RequiredApprover } from '../../domain/supply/purchase-order.entity';
+import type { ChangeContext } from '../records/record-service';
+import { amountsOf, lineTotal, linesOf } from './po-amounts';
+import type { ApprovalDecision, PurchaseOrder, PurchaseOrderAttachment, Receipt, RequiredApprover } from './purchase-order.entity';
 import type {
   CatalogPoApprovedData,
   CatalogPoAttachmentAddedData,
@@ -13,8 +13,8 @@ import type {
   PoLineItem,
   PurchaseOrder as PurchaseOrderRecord,
 } from '../../generated/schemas';
-import { changesBetween } from '../changes';
-import { iso } from './format';
+import { changesBetween } from '../../events/changes';
+import { iso } from '../event-format';
 
 /*
  * Purchase order events (6.2 po.*). They read the purchase order with its vendor, project and line items

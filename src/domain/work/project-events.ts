@@ -1,13 +1,13 @@
-import type { Contact } from '../../domain/business/contact.entity';
-import type { Customer } from '../../domain/business/customer.entity';
-import type { Location } from '../../domain/business/location.entity';
-import type { Employee } from '../../domain/people/employee.entity';
-import type { ChangeContext, RecordedEvent } from '../../domain/records/record-service';
-import type { Project } from '../../domain/work/project.entity';
+import type { Contact } from '../business/contact.entity';
+import type { Customer } from '../business/customer.entity';
+import type { Location } from '../business/location.entity';
+import type { Employee } from '../people/employee.entity';
+import type { ChangeContext, RecordedEvent } from '../records/record-service';
+import type { Project } from './project.entity';
 import type { CatalogEmployeeAssignedData, Project as ProjectRecord, ProjectRef } from '../../generated/schemas';
-import { changesBetween } from '../changes';
-import type { EventPayload } from '../registry';
-import { joinAddress } from './format';
+import { changesBetween } from '../../events/changes';
+import type { EventPayload } from '../../events/registry';
+import { joinAddress } from '../event-format';
 
 export interface ProjectSnapshot {
   project: Project;

@@ -1,9 +1,9 @@
-import type { Employee } from '../../domain/people/employee.entity';
-import type { ChangeContext, RecordedEvent } from '../../domain/records/record-service';
-import type { WorkOrder, WorkOrderStatus } from '../../domain/work/work-order.entity';
+import type { Employee } from '../people/employee.entity';
+import type { ChangeContext, RecordedEvent } from '../records/record-service';
+import type { WorkOrder, WorkOrderStatus } from './work-order.entity';
 import type { WorkOrder as WorkOrderRecord } from '../../generated/schemas';
-import { changesBetween } from '../changes';
-import { employeeAssigned, projectRef, siteAddress } from './projects';
+import { changesBetween } from '../../events/changes';
+import { employeeAssigned, projectRef, siteAddress } from './project-events';
 
 /*
  * Work order events (6.1 work_order.*, 6.2 workorder.*). They read the work order with its project (and the

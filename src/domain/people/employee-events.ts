@@ -1,5 +1,5 @@
-import type { Employee } from '../../domain/people/employee.entity';
-import type { ChangeContext } from '../../domain/records/record-service';
+import type { Employee } from './employee.entity';
+import type { ChangeContext } from '../records/record-service';
 import type {
   CatalogEmployeeCreatedData,
   CatalogEmployeeUpdatedData,
@@ -7,8 +7,8 @@ import type {
   EmployeeCreatedData,
   EmployeeDeletedData,
 } from '../../generated/schemas';
-import { changesBetween } from '../changes';
-import type { EventPayload } from '../registry';
+import { changesBetween } from '../../events/changes';
+import type { EventPayload } from '../../events/registry';
 
 /** `changes` of employee.updated: each changed field of the REST form; skills as a set ({added, removed}). */
 export const EMPLOYEE_SET_FIELDS = ['employee_skills'];

@@ -1,7 +1,7 @@
-import type { Contact } from '../../domain/business/contact.entity';
-import type { Customer } from '../../domain/business/customer.entity';
-import type { Location } from '../../domain/business/location.entity';
-import type { ChangeContext } from '../../domain/records/record-service';
+import type { Contact } from './contact.entity';
+import type { Customer } from './customer.entity';
+import type { Location } from './location.entity';
+import type { ChangeContext } from '../records/record-service';
 import type {
   ContactCreatedData,
   ContactDeletedData,

@@ -1,5 +1,5 @@
-import type { ChangeContext } from '../../domain/records/record-service';
-import type { Vendor } from '../../domain/supply/vendor.entity';
+import type { ChangeContext } from '../records/record-service';
+import type { Vendor } from './vendor.entity';
 import type {
   CatalogVendorCreatedData,
   CatalogVendorDeletedData,
@@ -9,7 +9,7 @@ import type {
   VendorDeletedData,
   VendorUpdatedData,
 } from '../../generated/schemas';
-import { changesBetween } from '../changes';
+import { changesBetween } from '../../events/changes';
 
 /** `changes` of vendor.updated: each changed field of the vendor's REST form; regions as a set. */
 export const VENDOR_SET_FIELDS = ['regions'];
