@@ -1,15 +1,13 @@
 import type { FilterQuery, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
-import { resultWithin } from '../temporal/result-within';
-import { type DeliveryToStart, deliveryWorkflowId, requestDeliveryRerun, startDeliveryWorkflow } from './delivery-workflows';
+import { type DeliveryToStart, deliveryRunClosedWithin, RerunRefused, requestDeliveryRerun, startDeliveryWorkflow, startRecoveryWorkflow } from './delivery-workflows';
 import { findPage, type Page } from '../domain/page';
-import { DELIVERY_RECOVERY, type DeliveryRecoveryInput, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
@@ -135,8 +133,8 @@ export async function rerunDelivery(
   try {
     requested = await requestDeliveryRerun(temporal, config.temporal.taskQueue, deliveryToStart(delivery), { reason }, { waitMs });
   } catch (error) {
-    if (!(error instanceof WorkflowUpdateFailedError)) throw error;
-    const refusal = error.cause?.message ?? error.message;
+    if (!(error instanceof RerunRefused)) throw error;
+    const refusal = error.message;
     throw new ApiError('CONFLICT', `The delivery cannot be re-run right now: ${refusal}`, { field: null, reason: refusal });
   }
   const finished =
@@ -166,14 +164,8 @@ export async function sendTestDelivery(
     endpointUrl: endpoint.url,
     eventId: null,
   });
-  const completed = await resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(id)), config.webhooks.timeoutMs + 5000).then(
-    ({ finished }) => finished,
-    // A test send that failed ends its run as failed: the attempt is recorded all the same.
-    (error: unknown) => {
-      if (error instanceof WorkflowFailedError) return true;
-      throw error;
-    },
-  );
+  // A test send that failed ends its run as failed: the attempt is recorded all the same.
+  const completed = await deliveryRunClosedWithin(temporal, id, config.webhooks.timeoutMs + 5000);
   await em.refresh(delivery);
   return { delivery, completed };
 }
@@ -197,12 +189,7 @@ export async function startRecovery(em: EntityManager, temporal: Client, taskQue
     await tx.flush();
     // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
     // run that finds no recovery and fails.
-    await temporal.workflow.start(DELIVERY_RECOVERY, {
-      taskQueue,
-      workflowId: recoveryWorkflowId(recovery.id),
-      args: [{ recoveryId: recovery.id } satisfies DeliveryRecoveryInput],
-      staticSummary: `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`,
-    });
+    await startRecoveryWorkflow(temporal, taskQueue, { recoveryId: recovery.id }, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
     return recovery;
   });
 }

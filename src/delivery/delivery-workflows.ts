@@ -2,7 +2,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -14,6 +16,8 @@ import {
   WEBHOOK_DELIVERY,
   type WebhookDeliveryInput,
 } from '../../workflows/webhook-delivery.contract';
+import { DELIVERY_RECOVERY, type DeliveryRecoveryInput, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
+import { resultWithin } from '../temporal/result-within';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
 
 export { deliveryWorkflowId };
@@ -68,11 +72,14 @@ export async function startDeliveryWorkflow(
 /** How a re-run was asked for: an update to the open run (with the attempt it made when awaited), or a new run. */
 export type RerunRequested = { via: 'update'; result: RerunResult | null } | { via: 'new_run' };
 
+/** The open run refused the re-run (an attempt is being made right now); the message says why. */
+export class RerunRefused extends Error {}
+
 /**
  * Asks for a re-run: the update "rerun" to the delivery's open run (waiting up to `waitMs` for the attempt it
  * makes; result null when it is still going), or a new run once it has closed, which makes one attempt numbered
  * after the recorded ones. An update the run refuses (an attempt is being made right now) is thrown as
- * WorkflowUpdateFailedError.
+ * RerunRefused.
  */
 export async function requestDeliveryRerun(
   temporal: Client,
@@ -95,6 +102,7 @@ export async function requestDeliveryRerun(
       try {
         return await rerunOpenRun(handle, request, options.waitMs);
       } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) throw new RerunRefused(error.cause?.message ?? error.message, { cause: error });
         // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
         // run makes the attempt.
         if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
@@ -120,4 +128,20 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   const result = await Promise.race([outcome, deadline]);
   stopWaiting.abort();
   return { via: 'update', result };
+}
+
+/** Whether the delivery's run closed within `ms` (delivered, or failed: its attempt is recorded either way). */
+export async function deliveryRunClosedWithin(temporal: Client, deliveryId: string, ms: number): Promise<boolean> {
+  return resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)), ms).then(
+    ({ finished }) => finished,
+    (error: unknown) => {
+      if (error instanceof WorkflowFailedError) return true;
+      throw error;
+    },
+  );
+}
+
+/** Starts the workflow that re-runs a bulk recovery's deliveries. */
+export async function startRecoveryWorkflow(temporal: Client, taskQueue: string, input: DeliveryRecoveryInput, summary: string): Promise<void> {
+  await temporal.workflow.start(DELIVERY_RECOVERY, { taskQueue, workflowId: recoveryWorkflowId(input.recoveryId), args: [input], staticSummary: summary });
 }
