@@ -1,5 +1,6 @@
 import {
   type Client,
+  type ScheduleHandle,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   ServiceError,
@@ -27,7 +28,8 @@ import {
 /** The gRPC status of a request Temporal refuses as malformed. */
 const GRPC_INVALID_ARGUMENT = 3;
 
-export function searchAttributesOf(labels: WorkflowLabels) {
+/** The search attributes of WorkflowLabels. */
+function searchAttributesOf(labels: WorkflowLabels) {
   return [
     { key: COMPANY_ID, value: labels.companyId },
     { key: EVENT_TYPE, value: labels.eventType },
@@ -69,7 +71,7 @@ async function awaitOutcome<R>(handle: WorkflowHandle, waitMs: number): Promise<
 }
 
 function temporalSchedules(temporal: Client, taskQueue: string): ScheduleGateway {
-  const onSchedule = async (scheduleId: string, act: (handle: ReturnType<Client['schedule']['getHandle']>) => Promise<void>) => {
+  const onSchedule = async (scheduleId: string, act: (handle: ScheduleHandle) => Promise<void>) => {
     try {
       await act(temporal.schedule.getHandle(scheduleId));
     } catch (error) {

@@ -40,7 +40,7 @@ export interface WorkflowMessage {
   args: unknown[];
 }
 
-/** The run with this id closed and may not start again: whatever it did is done (another request ended it). */
+/** A run with this id is open and the start refuses it, or one closed and may not start again (another request ended it). */
 export class WorkflowAlreadyStarted extends Error {}
 
 /**
