@@ -20,8 +20,6 @@ import { DELIVERY_RECOVERY, type DeliveryRecoveryInput, recoveryWorkflowId } fro
 import { resultWithin } from '../temporal/result-within';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
 
-export { deliveryWorkflowId };
-
 export interface DeliveryToStart {
   input: WebhookDeliveryInput;
   endpointUrl: string;

@@ -5,7 +5,7 @@ import { type Browser, chromium, type Locator, type Page } from 'playwright-core
 import { PROJECT_ROOT } from '../../src/paths';
 import { type DevServer, startTemporalDevServer } from '../../src/temporal/dev-server';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { deliveryWorkflowId } from '../../src/delivery/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
