@@ -6,6 +6,28 @@ import tseslint from 'typescript-eslint';
 /** Workflow code is replayed and must be deterministic: it may only import these at run time. */
 const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', './*', '../src/temporal/search-attributes'];
 
+/**
+ * The direction dependencies take (docs/architecture.md): api → domain → events; domain → WorkflowGateway, never
+ * Temporal; src/temporal and src/delivery → workflow contracts; workflows → activities (types) → domain. Each
+ * folder's block lists what it may not import; `npm test` also fails on any import cycle (madge).
+ */
+const ONLY_CONTRACTS = {
+  regex: String.raw`(^|/)workflows(/index)?$|(^|/)workflows/(?![^/]+\.contract$)`,
+  message: 'Outside workflows/, import a workflow only through its workflows/<name>.contract.ts.',
+};
+const NO_ENTRY_POINTS = {
+  regex: String.raw`(^|/)(api|console|cli|worker)/`,
+  message: 'The entry points (api, console, cli, worker) use this folder, not the other way round.',
+};
+const NO_ACTIVITIES = { regex: String.raw`(^|/)activities(/|$)`, message: 'Activities are registered by the worker; call the domain service they call.' };
+
+/** A block of no-restricted-imports for `files`: the contracts rule everywhere outside workflows/, plus `patterns`. */
+const restrictImports = (files, patterns = [], ignores = []) => ({
+  files,
+  ignores,
+  rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [ONLY_CONTRACTS, ...patterns] }] },
+});
+
 export default tseslint.config(
   { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/'] },
   eslint.configs.recommended,
@@ -45,6 +67,40 @@ export default tseslint.config(
       ],
     },
   },
+  // Everything outside workflows/: other workflow files only through their contract.
+  restrictImports(['src/**/*.ts', 'activities/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts']),
+  // Tests of a workflow may name its function's type (to start it typed); their run-time imports are contracts too.
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ ...ONLY_CONTRACTS, allowTypeImports: true }] }] },
+  },
+  // The domain: no Temporal, no workflow code (not even contracts), no delivery, no entry points.
+  restrictImports(
+    ['src/domain/**/*.ts'],
+    [
+      { regex: '^@temporalio/', message: 'The domain talks to workflows through WorkflowGateway (src/temporal/workflow-gateway.ts), not Temporal.' },
+      { regex: String.raw`(^|/)workflows(/|$)`, message: 'The domain names workflows by their type name and never imports workflow code.' },
+      { regex: String.raw`(^|/)temporal/(?!workflow-gateway$)`, message: 'Of src/temporal, the domain uses the WorkflowGateway interface only.' },
+      { regex: String.raw`(^|/)delivery/`, message: 'Delivery reads the outbox the domain writes; the domain does not call delivery.' },
+      NO_ACTIVITIES,
+      NO_ENTRY_POINTS,
+    ],
+  ),
+  // Delivery: shapes, signs and sends what the outbox holds; it builds no event data and serves no requests.
+  restrictImports(
+    ['src/delivery/**/*.ts'],
+    [
+      { regex: String.raw`(^|/)domain/.+-events$`, message: 'Delivery sends the payload the domain recorded; it does not build event data.' },
+      { regex: '^@temporalio/', allowTypeImports: true, message: "Delivery's calls to Temporal live in src/delivery/delivery-workflows.ts." },
+      NO_ACTIVITIES,
+      NO_ENTRY_POINTS,
+    ],
+    ['src/delivery/delivery-workflows.ts'],
+  ),
+  // The API: validates and calls domain and delivery services; workflows and activities run behind them.
+  restrictImports(['src/api/**/*.ts', 'src/console/**/*.ts'], [NO_ACTIVITIES, { regex: String.raw`(^|/)workflows(/|$)`, message: 'Routes call services, which start workflows.' }]),
+  // Activities: side effects through domain and delivery services; never the entry points.
+  restrictImports(['activities/**/*.ts'], [NO_ENTRY_POINTS]),
   {
     files: ['test/**/*.ts'],
     languageOptions: { globals: { ...globals.node, ...globals.jest } },

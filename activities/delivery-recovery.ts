@@ -1,8 +1,7 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
-import { WebhookRecovery } from '../src/domain/webhooks/webhook-recovery.entity';
-import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/domain/webhooks/deliveries-service';
-import { requestDeliveryRerun } from '../src/webhooks/delivery-workflows';
+import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
+import { WebhookRecovery } from '../src/delivery/webhook-recovery.entity';
+import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/delivery/deliveries-service';
+import { requestDeliveryRerun, RerunRefused } from '../src/delivery/delivery-workflows';
 import type { ActivityDeps } from './deps';
 
 export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: ActivityDeps) {
@@ -22,7 +21,7 @@ export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: A
           await requestDeliveryRerun(temporal, taskQueue, deliveryToStart(delivery), { reason: `bulk recovery ${recoveryId}` }, { waitMs: 0 });
         } catch (error) {
           // Refused because an attempt is being made right now: it is being re-run already.
-          if (!(error instanceof WorkflowUpdateFailedError)) throw error;
+          if (!(error instanceof RerunRefused)) throw error;
         }
       }
       recovery.requested += batch.length;

@@ -4,7 +4,7 @@ import type { SecretBox } from '../src/crypto/secret-box';
 import type { Orm } from '../src/db/orm';
 import type { Logger } from '../src/logger';
 import type { WorkerMetrics } from '../src/metrics';
-import type { WebhookSender } from '../src/webhooks/webhook-sender';
+import type { WebhookSender } from '../src/delivery/webhook-sender';
 
 /** What activities are built from; tests pass real instances of each. */
 export interface ActivityDeps {

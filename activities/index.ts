@@ -1,7 +1,7 @@
 import { withActivityFailures } from '../src/temporal/failures';
 import type { ActivityDeps } from './deps';
 import { createDeliveryRecoveryActivities } from './delivery-recovery';
-import { createDeliveryRunActivities } from './delivery-runs';
+import { createDeliveryRunActivities } from './webhook-delivery';
 import { createPayrollRunActivities } from './payroll-run';
 import { createProjectClosingActivities } from './project-closing';
 import { createProjectCreationActivities } from './project-creation';
@@ -9,7 +9,6 @@ import { createPurchaseOrderApprovalActivities } from './purchase-order-approval
 import { createReportApprovalActivities } from './report-approval';
 import { createScheduledReportActivities } from './scheduled-report';
 import { createRetentionActivities } from './retention';
-import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps } from './deps';
 
@@ -22,7 +21,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createReportApprovalActivities(deps),
     ...createPurchaseOrderApprovalActivities(deps),
     ...createScheduledReportActivities(deps),
-    ...createWebhookDeliveryActivities(deps),
     ...createDeliveryRunActivities(deps),
     ...createDeliveryRecoveryActivities(deps),
     ...createRetentionActivities(deps),

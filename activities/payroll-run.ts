@@ -1,9 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
 import { Context } from '@temporalio/activity';
 import { recordEvent } from '../src/events/outbox';
-import { timesheetsProcessedBatchData } from '../src/events/payloads/time';
+import { timesheetsProcessedBatchData } from '../src/domain/time/time-events';
 import { PayrollRun } from '../src/domain/time/payroll-run.entity';
-import { type PayrollRunInput, type PayrollRunResult, payrollRunWorkflowId } from '../src/domain/time/payroll-runs';
+import { payrollRunWorkflowId } from '../src/domain/time/payroll-runs';
+import type { PayrollRunInput, PayrollRunResult } from '../workflows/payroll-run.contract';
 import { applyAction, lifecycleActor } from '../src/domain/time/timesheet-lifecycle';
 import { Timesheet } from '../src/domain/time/timesheet.entity';
 import { timesheets } from '../src/domain/time/timesheets';

@@ -1,5 +1,5 @@
 import type { Actor } from '../src/domain/accounts/actor';
-import type { ProjectClosingInput } from '../src/domain/work/project-closing';
+import type { ProjectClosingInput } from '../workflows/project-closing.contract';
 import { closeWorkOrderWithProject, incompleteWorkOrders, markProjectClosed, projects } from '../src/domain/work/projects';
 import { ApiError } from '../src/errors';
 import type { ActivityDeps } from './deps';

@@ -1,13 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PurchaseOrderDecision } from '../workflows/purchase-order-approval-updates';
 import { lockNaturalKey } from '../src/domain/natural-keys';
 import { Employee } from '../src/domain/people/employee.entity';
-import type { PurchaseOrderApprovalInput } from '../src/domain/supply/purchase-order-approval';
+import type { PurchaseOrderApprovalInput, PurchaseOrderDecision } from '../workflows/purchase-order-approval.contract';
 import { type ApprovalDecision, ApprovalThreshold, type PurchaseOrder, type PurchaseOrderStatus } from '../src/domain/supply/purchase-order.entity';
 import { purchaseOrders } from '../src/domain/supply/purchase-orders';
 import { ApiError } from '../src/errors';
 import { recordEvent } from '../src/events/outbox';
-import { poApprovedData, poRejectedData } from '../src/events/payloads/purchase-orders';
+import { poApprovedData, poRejectedData } from '../src/domain/supply/purchase-order-events';
 import type { ActivityDeps } from './deps';
 
 const sameRole = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.trim().toLowerCase() === b.trim().toLowerCase();

@@ -1,13 +1,12 @@
 import { LockMode, ref } from '@mikro-orm/core';
-import type { ReportDecision } from '../workflows/report-approval-signals';
 import { lockNaturalKey } from '../src/domain/natural-keys';
 import { Employee } from '../src/domain/people/employee.entity';
-import type { ReportApprovalInput, ReportApprovalResult } from '../src/domain/reporting/report-approval';
+import type { ReportApprovalInput, ReportApprovalResult, ReportDecision } from '../workflows/report-approval.contract';
 import { CompletionReport, DailyReport } from '../src/domain/reporting/report.entity';
 import { REPORT_EVENT_RELATIONS } from '../src/domain/reporting/report-fields';
 import { completeWorkOrder } from '../src/domain/work/work-orders';
 import { recordEvent } from '../src/events/outbox';
-import { completionApprovedData } from '../src/events/payloads/reports';
+import { completionApprovedData } from '../src/domain/reporting/report-events';
 import type { ActivityDeps } from './deps';
 
 const ENTITIES = { daily: DailyReport, completion: CompletionReport } as const;

@@ -1,22 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ScheduledReportInput } from '../src/domain/reporting/report-schedules';
+import type { ScheduledReportInput, ScheduledReportResult } from '../workflows/scheduled-report.contract';
 import { reportDownloadUrl } from '../src/domain/reporting/report-runs';
 import { REPORT_TYPE_DEFINITIONS } from '../src/domain/reporting/report-types';
 import { ReportRun, ReportSchedule } from '../src/domain/reporting/scheduled-report.entity';
 import { recordEvent } from '../src/events/outbox';
-import { reportFailedData, reportGeneratedData } from '../src/events/payloads/scheduled-reports';
+import { reportFailedData, reportGeneratedData } from '../src/domain/reporting/scheduled-report-events';
 import type { ActivityDeps } from './deps';
 
 /** One run: its schedule's input, the workflow that makes it, and the time it was started for. */
 export interface ScheduledRun extends ScheduledReportInput {
   workflowId: string;
   at: string;
-}
-
-/** skipped: the schedule was deleted before its run. */
-export interface ScheduledReportResult {
-  status: 'generated' | 'failed' | 'skipped';
-  runId: string | null;
 }
 
 /**

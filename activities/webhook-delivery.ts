@@ -1,18 +1,31 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { type AttemptOutcome, type AttemptTrigger, DeliveryAttempt } from '../src/domain/webhooks/delivery-attempt.entity';
-import { WebhookAlert } from '../src/domain/webhooks/webhook-alert.entity';
-import { WebhookDelivery } from '../src/domain/webhooks/webhook-delivery.entity';
-import type { WebhookEndpoint } from '../src/domain/webhooks/webhook-endpoint.entity';
-import type { Logger } from '../src/logger';
-import { deliveryHeaders, signingSecrets } from '../src/webhooks/delivery-headers';
-import type { WebhookResult } from '../src/webhooks/webhook-sender';
+import { DeliveryAttempt, type AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
+import { markFailed, resolveDeliveryAlerts } from '../src/delivery/alerts';
+import { classify, endpointNotActive, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
+import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
+import { isUuid } from '../src/schemas/formats';
+import { deliveryHeaders, signingSecrets } from '../src/delivery/delivery-headers';
+import type { WebhookResult } from '../src/delivery/webhook-sender';
+import {
+  ATTEMPT_FAILED,
+  ATTEMPT_REJECTED,
+  type AttemptFailure,
+  DELIVERY_RUN_REFUSED,
+  deliveryWorkflowId,
+  type DeliveryRunPlan,
+  describeFailure,
+  type WebhookDeliveryInput,
+} from '../workflows/webhook-delivery.contract';
 import type { ActivityDeps } from './deps';
 
 /** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
 const MISSING_DELIVERY_ATTEMPTS = 30;
+const INPUT_FIELDS = ['deliveryId', 'companyId', 'endpointId', 'eventType'] as const;
+const UUID_FIELDS = ['deliveryId', 'companyId', 'endpointId'] as const;
 
-export interface AttemptInput {
+const refuse = (message: string) => ApplicationFailure.create({ type: DELIVERY_RUN_REFUSED, message, nonRetryable: true });
+
+export interface SendAttemptInput {
   deliveryId: string;
   /** Sent as X-Webhook-Retry. */
   attemptNumber: number;
@@ -21,70 +34,112 @@ export interface AttemptInput {
   nextAttemptInMs: number | null;
 }
 
-export interface AttemptSummary {
-  outcome: Exclude<AttemptOutcome, 'in_progress'>;
-  statusCode: number | null;
+/** A delivered attempt, or none made because the endpoint's rate limit has no slot for this long. */
+export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number };
+
+/** The input's fields that differ from the delivery's row, as "field: given ≠ stored". */
+function inputMismatches(input: WebhookDeliveryInput, delivery: WebhookDelivery): string[] {
+  const stored: WebhookDeliveryInput = { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: delivery.endpoint.id, eventType: delivery.eventType };
+  return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
 }
 
-/** 2xx delivered; 4xx (and a target we refuse to contact) permanent; 5xx, 3xx, timeouts, network errors retried. */
-export function classify(result: WebhookResult): AttemptSummary['outcome'] {
-  if (result.failureKind === null) return 'succeeded';
-  if (result.failureKind === 'blocked') return 'permanent_failure';
-  if (result.failureKind === 'http' && result.statusCode !== null && result.statusCode < 500) return 'permanent_failure';
-  return 'retryable_failure';
-}
-
-/** What an attempt to an endpoint that is not active comes to: a permanent failure, without sending. */
-export function endpointNotActive(endpoint: WebhookEndpoint): WebhookResult {
-  const reason = endpoint.disabledReason ? `: ${endpoint.disabledReason}` : '';
-  return { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}${reason}`, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
-}
-
-/** An alert is about a delivery that has not reached its subscriber: once it has, the alert is resolved. */
-export async function resolveDeliveryAlerts(em: EntityManager, deliveryId: string): Promise<void> {
-  await em.execute('update webhook_alerts set resolved_at = now() where delivery_id = ? and resolved_at is null', [deliveryId]);
-}
-
-/** Marks a delivery failed (unless it was delivered meanwhile) and raises its alert once per failure. */
-export async function markFailed(em: EntityManager, logger: Logger, deliveryId: string, raiseAlert: boolean): Promise<void> {
-  const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { populate: ['endpoint'] });
-  if (delivery.status === 'delivered') return;
-  Object.assign(delivery, { status: 'failed', failedAt: delivery.failedAt ?? new Date(), nextAttemptAt: null });
-  if (raiseAlert) {
-    const message =
-      `Delivery ${delivery.id} of ${delivery.eventType} to ${delivery.endpoint.getEntity().url} failed after ` +
-      `${delivery.attemptCount} attempt(s): ${delivery.lastError ?? 'unknown error'}`;
-    const existing = await em.count(WebhookAlert, { delivery, attemptCount: delivery.attemptCount });
-    if (existing === 0) {
-      em.create(WebhookAlert, { company: delivery.company, delivery, endpoint: delivery.endpoint, attemptCount: delivery.attemptCount, message });
-      logger.warn({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, companyId: delivery.company.id, alert: 'webhook_delivery_failed' }, message);
-    }
+/** What is wrong with the shape of a run's input (it may have been typed by hand); null when nothing is. */
+function inputShapeProblem(input: unknown): string | null {
+  const expected = `{${INPUT_FIELDS.map((f) => `"${f}"`).join(', ')}}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return `The input must be an object ${expected}`;
+  const keys = Object.keys(input);
+  const wrong = keys.filter((key) => !(INPUT_FIELDS as readonly string[]).includes(key));
+  const missing = INPUT_FIELDS.filter((field) => typeof (input as Record<string, unknown>)[field] !== 'string');
+  if (wrong.length || missing.length) {
+    return `The input must be ${expected} (strings)${wrong.length ? `; unknown: ${wrong.join(', ')}` : ''}${missing.length ? `; missing or not a string: ${missing.join(', ')}` : ''}`;
   }
-  await em.flush();
+  const notIds = UUID_FIELDS.filter((field) => !isUuid((input as WebhookDeliveryInput)[field]));
+  return notIds.length ? `${notIds.join(', ')} must be UUIDs` : null;
 }
 
-/** The activities of runs begun before DELIVERY_RUNS_PATCH (workflows/webhook-delivery-legacy.ts). */
-export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender }: ActivityDeps) {
+function failureOf(attempt: DeliveryAttempt, retryAfterMs: number | null = null): AttemptFailure {
+  return {
+    attemptNumber: attempt.attemptNumber,
+    statusCode: attempt.statusCode,
+    error: attempt.error ?? 'unknown error',
+    durationMs: attempt.durationMs ?? 0,
+    responseExcerpt: attempt.responseExcerpt,
+    retryAfterMs,
+  };
+}
+
+/** The attempt's outcome as the workflow takes it: a result when delivered, a failed activity otherwise. */
+function settle(attempt: DeliveryAttempt, retryAfterMs: number | null = null): SendAttemptResult {
+  if (attempt.outcome === 'succeeded') return { statusCode: attempt.statusCode!, durationMs: attempt.durationMs ?? 0 };
+  const failure = failureOf(attempt, retryAfterMs);
+  throw ApplicationFailure.create({
+    type: attempt.outcome === 'permanent_failure' ? ATTEMPT_REJECTED : ATTEMPT_FAILED,
+    message: describeFailure(failure),
+    details: [failure],
+    nonRetryable: true,
+    // Expected outcomes of talking to someone else's server: not logged by the worker as its own errors.
+    category: 'BENIGN',
+  });
+}
+
+export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics }: ActivityDeps) {
   return {
     /**
-     * Runs begun before DELIVERY_RUNS_PATCH only. One signed POST of the delivery's stored body, recorded as
-     * attempt `attemptNumber`. A retry after a crash re-sends and overwrites that attempt's row.
+     * Checks the run's input against the database (a run started by hand with another delivery's fields is refused)
+     * and plans the run from what is recorded: the whole schedule for a delivery not yet attempted, one attempt
+     * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run.
      */
-    async attemptDelivery(input: AttemptInput): Promise<AttemptSummary> {
+    async beginDeliveryRun({ input, workflowId, runAttempt }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number }): Promise<DeliveryRunPlan> {
+      const shapeProblem = inputShapeProblem(input);
+      if (shapeProblem) throw refuse(shapeProblem);
+      if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
+        throw refuse(`The workflow id ${workflowId} does not name delivery ${input.deliveryId} (expected ${deliveryWorkflowId(input.deliveryId)})`);
+      }
       const em = orm.em.fork();
       const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
       // The dispatcher starts workflows just before it commits the rows: retry for a while, then give up.
       if (!delivery) {
         const message = `Delivery ${input.deliveryId} does not exist`;
-        if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw ApplicationFailure.nonRetryable(message, 'DELIVERY_NOT_FOUND');
+        if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw refuse(message);
         throw new Error(`${message} (yet)`);
       }
-      if (delivery.status === 'delivered') return { outcome: 'succeeded', statusCode: delivery.lastStatusCode };
-      const endpoint = delivery.endpoint.getEntity();
+      const mismatches = inputMismatches(input, delivery);
+      if (mismatches.length) throw refuse(`The input does not match delivery ${delivery.id} in the database: ${mismatches.join('; ')}`);
+      if (delivery.status === 'delivered') throw refuse(`Delivery ${delivery.id} was delivered at ${delivery.deliveredAt?.toISOString()}; there is nothing to re-run`);
 
-      const attempt =
-        (await em.findOne(DeliveryAttempt, { delivery, attemptNumber: input.attemptNumber })) ??
-        em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
+      const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
+      const mode: DeliveryRunPlan['mode'] = delivery.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule';
+      return {
+        mode,
+        nextAttemptNumber: last ? last.attemptNumber + 1 : 0,
+        retryDelaysMs: webhooks.retryDelaysMs,
+        longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
+        rerunWaitMs: webhooks.rerunWaitMs,
+        endpointHost: new URL(delivery.endpoint.getEntity().url).hostname,
+        eventId: delivery.event?.id ?? null,
+        lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(last) : null,
+      };
+    },
+
+    /**
+     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber`. A 2xx returns; anything
+     * else fails the activity for good with the attempt's status code, error, duration and response excerpt. The
+     * record of a finished attempt is never rewritten: a retry of this activity after the attempt finished
+     * answers from it; one after a crash mid-attempt (record still in progress) sends again and finishes it.
+     */
+    async sendDeliveryAttempt(input: SendAttemptInput): Promise<SendAttemptResult> {
+      const em = orm.em.fork();
+      const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+      const existing = await em.findOne(DeliveryAttempt, { delivery, attemptNumber: input.attemptNumber });
+      if (existing && existing.outcome !== 'in_progress') return settle(existing);
+      const endpoint = delivery.endpoint.getEntity();
+      if (endpoint.status === 'active' && !existing) {
+        const throttledForMs = await takeRateSlot(em, endpoint);
+        if (throttledForMs !== null) return { throttledForMs };
+      }
+
+      const attempt = existing ?? em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
+      Object.assign(delivery, { status: delivery.status === 'pending' ? 'pending' : 'retrying', nextAttemptAt: null });
       // Visible as in progress while the request is out.
       await em.flush();
 
@@ -97,39 +152,56 @@ export function createWebhookDeliveryActivities({ orm, logger, secretBox, sender
               onProgress: () => Context.current().heartbeat(),
             })
           : endpointNotActive(endpoint);
-
-      const outcome = classify(result);
+      // 429 asks to come back later, unlike other 4xx (rules 6.3); 410 says the endpoint is gone for good.
+      const outcome = result.statusCode === 429 ? 'retryable_failure' : classify(result);
       const now = new Date();
-      Object.assign(attempt, {
-        outcome,
-        statusCode: result.statusCode,
-        durationMs: Math.round(result.durationMs),
-        error: result.error,
-        responseExcerpt: result.responseExcerpt,
-        finishedAt: now,
-      });
+      Object.assign(attempt, { outcome, statusCode: result.statusCode, durationMs: Math.round(result.durationMs), error: result.error, responseExcerpt: result.responseExcerpt, finishedAt: now });
       Object.assign(delivery, {
         attemptCount: Math.max(delivery.attemptCount, input.attemptNumber + 1),
         lastAttemptAt: now,
         lastStatusCode: result.statusCode,
         lastError: result.error,
-        nextAttemptAt: null,
+        nextAttemptAt: outcome === 'retryable_failure' && input.nextAttemptInMs !== null ? new Date(now.getTime() + input.nextAttemptInMs) : null,
       });
       if (outcome === 'succeeded') {
         Object.assign(delivery, { status: 'delivered', deliveredAt: now, failedAt: null });
       } else if (outcome === 'retryable_failure' && input.nextAttemptInMs !== null) {
-        Object.assign(delivery, { status: 'retrying', nextAttemptAt: new Date(now.getTime() + input.nextAttemptInMs) });
+        delivery.status = 'retrying';
       }
-      await em.flush();
-      if (outcome === 'succeeded') await resolveDeliveryAlerts(em, delivery.id);
-      return { outcome, statusCode: result.statusCode };
+      await em.transactional(async (tx) => {
+        await tx.flush();
+        await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
+        if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
+      });
+      if (endpoint.status === 'active' || result.durationMs > 0) {
+        metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
+      }
+      return settle(attempt, result.retryAfterMs);
     },
 
-    /** Marks the delivery failed and, unless it was a test, raises an alert: a row operators can list, and a log line. */
-    async markDeliveryFailed(input: { deliveryId: string; raiseAlert: boolean }): Promise<void> {
-      await markFailed(orm.em.fork(), logger, input.deliveryId, input.raiseAlert);
+    /** The delivery used up its attempts: failed, with an alert unless it was a test send. */
+    async recordDeliveryFailed({ deliveryId }: { deliveryId: string }): Promise<void> {
+      const em = orm.em.fork();
+      const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId });
+      await markFailed(em, logger, deliveryId, !delivery.isTest);
+    },
+
+    /**
+     * An operator cancelled the run: the delivery is recorded as cancelled (it can still be re-run). The run may not
+     * have checked its input yet, so only a run whose input and workflow id name the delivery records it.
+     */
+    async recordDeliveryCancelled({ input, workflowId }: { input: WebhookDeliveryInput; workflowId: string }): Promise<void> {
+      if (inputShapeProblem(input) || workflowId !== deliveryWorkflowId(input.deliveryId)) return;
+      await orm.em
+        .fork()
+        .getConnection()
+        .execute(
+          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
+            where id = ? and company_id = ? and endpoint_id = ? and event_type = ? and status <> 'delivered'`,
+          [input.deliveryId, input.companyId, input.endpointId, input.eventType],
+        );
     },
   };
 }
 
-export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;
+export type DeliveryRunActivities = ReturnType<typeof createDeliveryRunActivities>;

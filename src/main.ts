@@ -78,7 +78,7 @@ async function main() {
       import('./db/orm.js'),
       import('./worker/worker.js'),
       import('./api/server.js'),
-      import('./events/outbox-dispatcher.js'),
+      import('./delivery/outbox-dispatcher.js'),
       import('./temporal/connection.js'),
       import('./temporal/retention-schedule.js'),
     ]);

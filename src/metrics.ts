@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from './db/orm';
-import { ALERT_KINDS } from './domain/webhooks/webhook-alert.entity';
-import { DELIVERY_STATUSES } from './domain/webhooks/webhook-delivery.entity';
+import { ALERT_KINDS } from './delivery/webhook-alert.entity';
+import { DELIVERY_STATUSES } from './delivery/webhook-delivery.entity';
 
 /**
  * Prometheus metrics (GET /metrics on the api and on the worker). Counters and histograms count what this process

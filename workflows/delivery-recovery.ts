@@ -1,5 +1,6 @@
 import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { DeliveryRecoveryActivities } from '../activities/delivery-recovery';
+import type { DeliveryRecoveryInput, DeliveryRecoveryResult } from './delivery-recovery.contract';
 
 const steps = proxyActivities<DeliveryRecoveryActivities>({
   startToCloseTimeout: '2 minutes',
@@ -13,7 +14,7 @@ const BATCH_SIZE = 10;
  * time, recording its progress (the recovery's `requested`) after each batch; a worker that dies resumes after the
  * last recorded batch.
  */
-export async function deliveryRecovery(input: { recoveryId: string }): Promise<{ total: number; requested: number }> {
+export async function deliveryRecovery(input: DeliveryRecoveryInput): Promise<DeliveryRecoveryResult> {
   for (;;) {
     const progress = await steps.rerunRecoveryBatch({ recoveryId: input.recoveryId, batchSize: BATCH_SIZE });
     setCurrentDetails(`Re-run requested for ${progress.requested} of ${progress.total} deliveries.`);

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { PayrollRunActivities } from '../activities/payroll-run';
-import type { PayrollRunInput, PayrollRunResult } from '../src/domain/time/payroll-runs';
+import type { PayrollRunInput, PayrollRunResult } from './payroll-run.contract';
 
 /** Timesheets per processing step: each is its own transaction; the step heartbeats after each. */
 const CHUNK = 25;

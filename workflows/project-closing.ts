@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ProjectClosingActivities } from '../activities/project-closing';
-import type { ProjectClosingInput, ProjectClosingResult } from '../src/domain/work/project-closing';
+import type { ProjectClosingInput, ProjectClosingResult } from './project-closing.contract';
 
 const steps = proxyActivities<ProjectClosingActivities>({
   startToCloseTimeout: '30 seconds',

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { ProjectCreationActivities } from '../activities/project-creation';
-import type { ProjectCreationInput, ProjectCreationResult } from '../src/domain/work/project-creation';
+import type { ProjectCreationInput, ProjectCreationResult } from './project-creation.contract';
 
 const steps = proxyActivities<ProjectCreationActivities>({
   // Each step is one short transaction; a worker that dies mid-step is noticed after this long.

@@ -1,8 +1,7 @@
 import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { PurchaseOrderApprovalActivities } from '../activities/purchase-order-approval';
-import type { PurchaseOrderApprovalInput, PurchaseOrderApprovalResult } from '../src/domain/supply/purchase-order-approval';
 import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
-import { DECIDE_UPDATE_DESCRIPTION, decidePurchaseOrderUpdate } from './purchase-order-approval-updates';
+import { DECIDE_UPDATE_DESCRIPTION, decidePurchaseOrderUpdate, type PurchaseOrderApprovalInput, type PurchaseOrderApprovalResult } from './purchase-order-approval.contract';
 
 const steps = proxyActivities<PurchaseOrderApprovalActivities>({
   startToCloseTimeout: '30 seconds',

@@ -1,8 +1,7 @@
 import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ReportApprovalActivities } from '../activities/report-approval';
-import type { ReportApprovalInput, ReportApprovalResult } from '../src/domain/reporting/report-approval';
 import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
-import { DECIDE_SIGNAL_DESCRIPTION, decideReportSignal, type ReportDecision } from './report-approval-signals';
+import { DECIDE_SIGNAL_DESCRIPTION, decideReportSignal, type ReportApprovalInput, type ReportApprovalResult, type ReportDecision } from './report-approval.contract';
 
 const steps = proxyActivities<ReportApprovalActivities>({
   startToCloseTimeout: '30 seconds',

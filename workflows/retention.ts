@@ -1,14 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../activities/retention';
-import type { RetentionPeriods, RetentionTarget } from '../src/domain/retention';
-
-export interface RetentionInput {
-  periods: RetentionPeriods;
-  /** Rows per delete statement. */
-  batchSize: number;
-}
-
-export type RetentionResult = Record<RetentionTarget, number>;
+import type { RetentionTarget } from '../src/domain/retention';
+import type { RetentionInput, RetentionResult } from './retention.contract';
 
 /** Deliveries first: an outbox event is kept while a delivery of it is. */
 const TARGETS: readonly RetentionTarget[] = ['deliveries', 'endpointHistory', 'outbox', 'rateLimitCounters', 'recordCounts'];

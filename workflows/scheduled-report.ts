@@ -1,6 +1,6 @@
 import { ActivityFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { ScheduledReportActivities, ScheduledReportResult } from '../activities/scheduled-report';
-import type { ScheduledReportInput } from '../src/domain/reporting/report-schedules';
+import type { ScheduledReportActivities } from '../activities/scheduled-report';
+import type { ScheduledReportInput, ScheduledReportResult } from './scheduled-report.contract';
 
 const steps = proxyActivities<ScheduledReportActivities>({
   startToCloseTimeout: '2 minutes',

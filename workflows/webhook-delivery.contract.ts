@@ -1,7 +1,15 @@
-/** What the delivery workflow takes and gives, and the failure types that cross from its activities. */
+import { defineUpdate } from '@temporalio/workflow';
 
-/** Runs begun before this marker replay the legacy workflow (see webhook-delivery-legacy.ts). */
-export const DELIVERY_RUNS_PATCH = 'delivery-runs-read-the-database';
+/**
+ * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
+ * id>`), on the service's task queue. Started by the outbox dispatcher, a test send and re-runs
+ * (src/delivery/delivery-workflows.ts). What it takes and gives, its update, and the failure types that cross from
+ * its activities.
+ */
+export const WEBHOOK_DELIVERY = 'webhookDelivery';
+
+/** One workflow per delivery, named after it, so a delivery is never started twice. */
+export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
 
 /**
  * Names the delivery; the run checks every field against the database and is refused when one differs, so a
@@ -73,4 +81,43 @@ export function waitBeforeNextAttempt(scheduledMs: number, retryAfterMs: number 
 export function describeFailure(failure: AttemptFailure): string {
   const excerpt = failure.responseExcerpt?.replace(/\s+/g, ' ').trim();
   return `${failure.error} after ${failure.durationMs} ms${excerpt ? `: ${excerpt.length > 200 ? `${excerpt.slice(0, 200)}…` : excerpt}` : ''}`;
+}
+
+/** Input of a re-run; the Temporal UI sends it as JSON, e.g. {"reason": "endpoint fixed"}. */
+export interface RerunRequest {
+  reason?: string;
+}
+
+/** What a re-run did: its one attempt. */
+export interface RerunResult {
+  attemptNumber: number;
+  delivered: boolean;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/**
+ * Re-runs a delivery now with the same X-Webhook-ID and answers with the attempt it made. Sent by
+ * POST /webhook-deliveries/{id}/retry, the bulk recovery, or from the Temporal UI ("Send an Update").
+ */
+export const rerunUpdate = defineUpdate<RerunResult, [RerunRequest]>('rerun');
+
+export const RERUN_UPDATE_DESCRIPTION =
+  'Re-run this webhook delivery now, keeping its X-Webhook-ID, and show the attempt it made. Input (optional): ' +
+  '{"reason": "why"}. A failed delivery gets one more attempt; one waiting for its next retry makes it at once.';
+
+const MAX_REASON_LENGTH = 500;
+
+/** Refuses a re-run request that is not `{}` or `{"reason": "<up to 500 characters>"}`; the UI shows the message. */
+export function checkRerunRequest(request: unknown): void {
+  if (request === undefined || request === null) return;
+  if (typeof request !== 'object' || Array.isArray(request)) {
+    throw new TypeError('The input must be a JSON object such as {"reason": "endpoint fixed"}');
+  }
+  const unknown = Object.keys(request).filter((key) => key !== 'reason');
+  if (unknown.length > 0) throw new TypeError(`Unknown field ${unknown.map((k) => `"${k}"`).join(', ')}: the only field is "reason"`);
+  const { reason } = request as { reason?: unknown };
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON_LENGTH)) {
+    throw new TypeError(`"reason" must be a string of at most ${MAX_REASON_LENGTH} characters`);
+  }
 }

@@ -6,7 +6,6 @@ import {
   condition,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setDefaultSignalHandler,
@@ -15,23 +14,24 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DeliveryRunActivities } from '../activities/delivery-runs';
-import type { AttemptTrigger } from '../src/domain/webhooks/delivery-attempt.entity';
-import type { DeliveryStatus } from '../src/domain/webhooks/webhook-delivery.entity';
+import type { DeliveryRunActivities } from '../activities/webhook-delivery';
+import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
+import type { DeliveryStatus } from '../src/delivery/webhook-delivery.entity';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
   type AttemptFailure,
+  checkRerunRequest,
   DELIVERY_FAILED,
-  DELIVERY_RUNS_PATCH,
   describeFailure,
+  RERUN_UPDATE_DESCRIPTION,
+  type RerunResult,
+  rerunUpdate,
   waitBeforeNextAttempt,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
 } from './webhook-delivery.contract';
-import { checkRerunRequest, RERUN_UPDATE_DESCRIPTION, type RerunResult, rerunUpdate } from './webhook-delivery-handlers';
-import { legacyWebhookDelivery, type LegacyWebhookDeliveryInput } from './webhook-delivery-legacy';
 
 const deliveries = proxyActivities<DeliveryRunActivities>({
   // One attempt is one HTTP exchange (≤ WEBHOOK_TIMEOUT_MS) plus bookkeeping; heartbeats during the exchange
@@ -56,12 +56,6 @@ const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
  * attempted (a re-run) makes one attempt, numbered after the recorded ones: attempt records are never rewritten.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
-  // Runs begun before this version replay the code they were begun with.
-  if (!patched(DELIVERY_RUNS_PATCH)) return (await legacyWebhookDelivery(input as unknown as LegacyWebhookDeliveryInput)) as never;
-  return deliveryRun(input);
-}
-
-async function deliveryRun(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   const info = workflowInfo();
   // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
   let requested = 0;

@@ -9,12 +9,15 @@ import type { ApiKeyCache } from '../domain/accounts/api-key-cache';
 import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
+import type { WorkflowGateway } from '../temporal/workflow-gateway';
 
 /** What the API process is built from; routes receive it when they are created. */
 export interface AppDeps {
   config: Config;
   orm: Orm;
   temporal: Client;
+  /** The domain's way to start workflows and talk to them (temporal on the configured task queue). */
+  workflows: WorkflowGateway;
   secretBox: SecretBox;
   apiKeys: ApiKeyCache;
   validator: SchemaValidator;

@@ -19,11 +19,11 @@ import { Timesheet, TimesheetEntry } from '../domain/time/timesheet.entity';
 import { WorkType } from '../domain/time/work-type.entity';
 import { Project } from '../domain/work/project.entity';
 import { WorkOrder } from '../domain/work/work-order.entity';
-import { DeliveryAttempt } from '../domain/webhooks/delivery-attempt.entity';
-import { WebhookAlert } from '../domain/webhooks/webhook-alert.entity';
-import { WebhookDelivery } from '../domain/webhooks/webhook-delivery.entity';
-import { WebhookEndpoint } from '../domain/webhooks/webhook-endpoint.entity';
-import { WebhookRecovery } from '../domain/webhooks/webhook-recovery.entity';
+import { DeliveryAttempt } from '../delivery/delivery-attempt.entity';
+import { WebhookAlert } from '../delivery/webhook-alert.entity';
+import { WebhookDelivery } from '../delivery/webhook-delivery.entity';
+import { WebhookEndpoint } from '../delivery/webhook-endpoint.entity';
+import { WebhookRecovery } from '../delivery/webhook-recovery.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 
 /** Every mapped entity, listed explicitly so discovery is the same from src/ and dist/. */

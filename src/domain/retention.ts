@@ -14,7 +14,7 @@ export interface RetentionPeriods {
   deliveryDays: number;
 }
 
-/** What the retention workflow prunes (workflows/retention.ts runs them in order). */
+/** What the retention workflow prunes, in the order it runs them. */
 export type RetentionTarget = 'deliveries' | 'endpointHistory' | 'outbox' | 'rateLimitCounters' | 'recordCounts';
 
 const deletedCount = async (em: EntityManager, sql: string, params: unknown[]) => Number((await em.execute<{ n: string }[]>(sql, params))[0]!.n);

@@ -1,6 +1,6 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
-import type { retention, RetentionInput } from '../../workflows/retention';
+import { RETENTION, type RetentionInput } from '../../workflows/retention.contract';
 
 export const retentionScheduleId = (taskQueue: string) => `retention/${taskQueue}`;
 
@@ -15,7 +15,7 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
   const input: RetentionInput = { periods: { outboxDays, rateLimitDays, deliveryDays }, batchSize };
   const definition = {
     spec: { intervals: [{ every: `${everyMinutes} minutes` }] },
-    action: { type: 'startWorkflow' as const, workflowType: 'retention', taskQueue, workflowId: retentionScheduleId(taskQueue), args: [input] as Parameters<typeof retention> },
+    action: { type: 'startWorkflow' as const, workflowType: RETENTION, taskQueue, workflowId: retentionScheduleId(taskQueue), args: [input] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
   };
   try {

@@ -2,7 +2,7 @@ import { exitOnUnsupportedNode } from '../runtime-version';
 import { loadConfig } from '../config';
 import { connectOrm } from '../db/orm';
 import { createLogger } from '../logger';
-import { startOutboxDispatcher } from '../events/outbox-dispatcher';
+import { startOutboxDispatcher } from '../delivery/outbox-dispatcher';
 import { onShutdownSignal } from '../shutdown';
 import { connectTemporalClient } from '../temporal/connection';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';

@@ -6,7 +6,7 @@ import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createWorkerMetrics, serveMetrics } from '../metrics';
 import { connectTemporalClient } from '../temporal/connection';
-import { createWebhookSender } from '../webhooks/webhook-sender';
+import { createWebhookSender } from '../delivery/webhook-sender';
 
 export interface RunningWorker {
   worker: Worker;

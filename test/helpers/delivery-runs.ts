@@ -1,7 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { waitFor } from './processes';
 import type { TestStack } from './stack';
 

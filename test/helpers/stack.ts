@@ -9,7 +9,7 @@ import { SecretBox } from '../../src/crypto/secret-box';
 import { signWebhook } from '../../src/crypto/webhook-signature';
 import { connectOrm, type Orm } from '../../src/db/orm';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
-import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/events/outbox-dispatcher';
+import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/runtime';

@@ -5,10 +5,11 @@ import { createUser } from '../../src/console/users/users-service';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
-import { registerEndpoint } from '../../src/domain/webhooks/endpoints-service';
+import { registerEndpoint } from '../../src/delivery/endpoints-service';
 import { createLogger } from '../../src/logger';
 import { createApiMetrics } from '../../src/metrics';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
+import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { cliField, runCli } from '../helpers/cli';
 import { ConsoleClient } from '../helpers/console';
 import { startStack, type TestStack } from '../helpers/stack';
@@ -121,6 +122,7 @@ describe('console security', () => {
     const apiKeys = new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') });
     const pages = consolePages({
       ...stack,
+      workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue),
       secretBox,
       apiKeys,
       validator: new SchemaValidator(),

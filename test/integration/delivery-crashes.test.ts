@@ -1,6 +1,7 @@
-import { OutboxDispatcher, deliveryIdFor } from '../../src/events/outbox-dispatcher';
+import { OutboxDispatcher, deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/webhooks/delivery-workflows';
+import { startDeliveryWorkflow } from '../../src/delivery/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
 import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';

@@ -1,5 +1,5 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { closedRuns, failureDetails, historyOf, replayWithCurrentCode, runsOf, startInput } from '../helpers/delivery-runs';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';

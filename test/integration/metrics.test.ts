@@ -1,5 +1,5 @@
 import { createLogger } from '../../src/logger';
-import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/events/outbox-dispatcher';
+import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { awayFromMinuteEdge, waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';

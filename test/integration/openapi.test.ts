@@ -12,6 +12,7 @@ import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
+import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { request, startStack, type TestStack } from '../helpers/stack';
 
 describe('GET /api/v1/openapi.json', () => {
@@ -48,6 +49,7 @@ describe('GET /api/v1/openapi.json', () => {
       config: stack.config,
       orm: stack.orm,
       temporal: stack.temporal,
+      workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue),
       secretBox,
       apiKeys: new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') }),
       validator: new SchemaValidator(),

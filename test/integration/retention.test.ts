@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import { retentionScheduleId, ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
-import type { RetentionResult } from '../../workflows/retention';
+import type { RetentionResult } from '../../workflows/retention.contract';
 import { waitFor } from '../helpers/processes';
 import { createTenant, request, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
 

@@ -5,7 +5,7 @@ import { type Browser, type Locator, type Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/paths';
 import { type DevServer, startTemporalDevServer } from '../../src/temporal/dev-server';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { describeInBrowser, launchChromium } from '../helpers/chromium';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { freePort } from '../helpers/ports';

@@ -1,4 +1,4 @@
-import { deliveryWorkflowId } from '../../src/webhooks/delivery-workflows';
+import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { projectData } from '../helpers/fixtures';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { freePort } from '../helpers/ports';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
-import { createWebhookSender, type WebhookSender } from '../../src/webhooks/webhook-sender';
+import { createWebhookSender, type WebhookSender } from '../../src/delivery/webhook-sender';
 
 const json = { 'Content-Type': 'application/json' };
 

@@ -1,8 +1,7 @@
 import { SecretBox } from '../../src/crypto/secret-box';
 import { signWebhook } from '../../src/crypto/webhook-signature';
-import { deliveryHeaders, signingSecrets } from '../../src/webhooks/delivery-headers';
-import { describeFailure, waitBeforeNextAttempt } from '../../workflows/webhook-delivery.contract';
-import { checkRerunRequest } from '../../workflows/webhook-delivery-handlers';
+import { deliveryHeaders, signingSecrets } from '../../src/delivery/delivery-headers';
+import { checkRerunRequest, describeFailure, waitBeforeNextAttempt } from '../../workflows/webhook-delivery.contract';
 
 describe('the wait before the next attempt', () => {
   const longest = 6 * 3600_000;

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { isSubscribed, normaliseSubscriptions } from '../../src/domain/webhooks/subscriptions';
-import { deliveryBody } from '../../src/events/delivery-body';
+import { isSubscribed, normaliseSubscriptions } from '../../src/delivery/subscriptions';
+import { deliveryBody } from '../../src/delivery/delivery-body';
 import { EVENT_REGISTRY, SUBSCRIBABLE_NAMES } from '../../src/events/registry';
 import { loadSchemaFiles } from '../../src/schemas/schema-files';
 

@@ -27,7 +27,6 @@ describe('activity retry policies', () => {
       'report-approval.ts',
       'retention.ts',
       'scheduled-report.ts',
-      'webhook-delivery-legacy.ts',
       'webhook-delivery.ts',
     ]);
   });

@@ -17,7 +17,7 @@ const SCHEMA = 'rest/projects.json#/$defs';
 const employee = (field: string, id: string | null | undefined): EmployeeRef | null => (id ? { field, id } : null);
 
 /** POST /projects and POST /projects/{id}/close: the workflows inbound project.created and project.closed run. */
-function projectWorkflowRoutes({ temporal, config }: AppDeps): RouteSpec[] {
+function projectWorkflowRoutes({ workflows, config }: AppDeps): RouteSpec[] {
   const common = { tag: 'projects', scope: writeScope('projects'), record: 'Project' };
   return [
     {
@@ -39,8 +39,7 @@ function projectWorkflowRoutes({ temporal, config }: AppDeps): RouteSpec[] {
         if (!location === !location_id) throw ApiError.invalid('location_id', 'or location (one of the two) must name the location');
         const actor = actorOf(ctx.state.principal);
         const outcome = await runProjectCreation(
-          temporal,
-          config.temporal.taskQueue,
+          workflows,
           {
             actor,
             eventId: uuidv7(),
@@ -82,7 +81,7 @@ function projectWorkflowRoutes({ temporal, config }: AppDeps): RouteSpec[] {
         const actor = actorOf(ctx.state.principal);
         const project = await projects.get(ctx.state.em, actor.companyId, ctx.params.id!);
         const input = { actor, eventId: uuidv7(), projectId: project.id, projectCode: project.project_code, closeWorkOrders: close_work_orders ?? false };
-        const outcome = await runProjectClosing(temporal, config.temporal.taskQueue, input, config.inboundWaitMs);
+        const outcome = await runProjectClosing(workflows, input, config.inboundWaitMs);
         ctx.status = outcome.state === 'running' ? 202 : 200;
         ctx.body = await projects.get(ctx.state.em, actor.companyId, project.id);
       },

@@ -8,7 +8,7 @@ import { receivePurchaseOrder } from '../../domain/supply/purchase-order-receipt
 import { purchaseOrders } from '../../domain/supply/purchase-orders';
 import { ApiError } from '../../errors';
 import type { PurchaseOrderApprove, PurchaseOrderReceive, PurchaseOrderReject } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/approval-runtime';
+import type { ApprovalRuntime } from '../../temporal/workflow-gateway';
 import type { AppDeps } from '../context';
 import type { QueryParam, RouteSpec } from '../routes/route-spec';
 import { byId, byText, byValue } from './filters';
@@ -40,8 +40,7 @@ const contentDisposition = (filename: string) => `attachment; filename="${filena
 
 function lifecycleRoutes(deps: AppDeps): RouteSpec[] {
   const runtime: ApprovalRuntime = {
-    temporal: deps.temporal,
-    taskQueue: deps.config.temporal.taskQueue,
+    workflows: deps.workflows,
     deadlineMs: deps.config.purchaseOrderApprovalDeadlineMs,
     waitMs: deps.config.inboundWaitMs,
   };

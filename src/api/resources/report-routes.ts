@@ -5,14 +5,13 @@ import { APPROVAL_STATUSES } from '../../domain/reporting/report.entity';
 import { assertEmployee } from '../../domain/people/employees';
 import { decideReport, type ReportKind, submitReport } from '../../domain/reporting/report-approval';
 import type { ReportApprove, ReportReject } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/approval-runtime';
+import type { ApprovalRuntime } from '../../temporal/workflow-gateway';
 import type { AppDeps } from '../context';
 import type { RouteSpec } from '../routes/route-spec';
 import { byDate, byId, byValue, type Filter } from './filters';
 
-export const approvalRuntime = ({ temporal, config }: AppDeps): ApprovalRuntime => ({
-  temporal,
-  taskQueue: config.temporal.taskQueue,
+export const approvalRuntime = ({ workflows, config }: AppDeps): ApprovalRuntime => ({
+  workflows,
   deadlineMs: config.reportApprovalDeadlineMs,
   waitMs: config.inboundWaitMs,
 });

@@ -19,7 +19,7 @@ import { defineResource } from './resource';
 const RECORD = 'rest/report-schedules.json#/$defs/record';
 
 /** Pause, unpause and run now: what the Temporal UI offers on the Schedule, over REST. */
-function scheduleActions({ temporal }: AppDeps): RouteSpec[] {
+function scheduleActions({ workflows }: AppDeps): RouteSpec[] {
   const actions = [
     ['pause', 'Pause a report schedule', 'No runs until it is unpaused (the Temporal UI pauses it the same way).', pauseReportSchedule],
     ['unpause', 'Unpause a report schedule', 'Runs resume at the next time the cron expression names.', unpauseReportSchedule],
@@ -40,7 +40,7 @@ function scheduleActions({ temporal }: AppDeps): RouteSpec[] {
     description,
     responses: { 200: { description: 'The schedule as it is now', schema: RECORD } },
     async handler(ctx) {
-      ctx.body = await act(ctx.state.em, temporal, actorOf(ctx.state.principal), ctx.params.id!);
+      ctx.body = await act(ctx.state.em, workflows.schedules, actorOf(ctx.state.principal), ctx.params.id!);
     },
   }));
 }
@@ -54,11 +54,11 @@ export const reportSchedulesResource = defineResource({
     'Creating one emits report.scheduled; each run stores the report (report-runs: JSON, or CSV) and emits report.generated, or report.failed with the reason. ' +
     'state shows whether it is paused, over REST or in the Temporal UI.',
   schema: 'rest/report-schedules.json',
-  service: ({ temporal, config }) => ({
-    list: (em, companyId, page, where) => listReportSchedules(em, temporal, companyId, page, where),
-    get: (em, companyId, id) => getReportSchedule(em, temporal, companyId, id),
-    create: (em, actor, input: ReportScheduleCreate) => createReportSchedule(em, temporal, config.temporal.taskQueue, actor, input),
-    remove: (em, actor, id) => removeReportSchedule(em, temporal, actor, id),
+  service: ({ workflows: { schedules } }) => ({
+    list: (em, companyId, page, where) => listReportSchedules(em, schedules, companyId, page, where),
+    get: (em, companyId, id) => getReportSchedule(em, schedules, companyId, id),
+    create: (em, actor, input: ReportScheduleCreate) => createReportSchedule(em, schedules, actor, input),
+    remove: (em, actor, id) => removeReportSchedule(em, schedules, actor, id),
   }),
   filters: [byValue('report_type', 'reportType', REPORT_TYPES, 'Schedules of this report type.'), byId('project_id', 'projectId', 'Schedules of this project.')],
   extraRoutes: scheduleActions,

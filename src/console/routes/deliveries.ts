@@ -1,8 +1,8 @@
 import type { AppDeps } from '../../api/context';
-import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../domain/webhooks/deliveries-service';
-import { listEndpoints } from '../../domain/webhooks/endpoints-service';
-import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
-import { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
+import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../delivery/deliveries-service';
+import { listEndpoints } from '../../delivery/endpoints-service';
+import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage } from '../context';
 import { parseUtcLocal, redirectWithFlash, sendPage } from '../http';

@@ -1,6 +1,6 @@
 import type { Row } from '../../domain/page';
-import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
-import type { WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
+import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
+import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { html, type SafeHtml } from '../html';
 import { badge, table, time } from './components';
 

@@ -1,9 +1,9 @@
 import type { Row } from '../../domain/page';
-import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
-import { RERUNNABLE_STATUSES } from '../../domain/webhooks/deliveries-service';
-import type { WebhookAlert } from '../../domain/webhooks/webhook-alert.entity';
-import { DELIVERY_STATUSES, type WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
-import type { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
+import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
+import { RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
+import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
+import { DELIVERY_STATUSES, type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { html } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, postForm, table, time } from './components';

@@ -1,8 +1,8 @@
 import type { ApiKey } from '../../domain/accounts/api-key.entity';
 import type { Row } from '../../domain/page';
-import type { DeliveryAttempt } from '../../domain/webhooks/delivery-attempt.entity';
-import type { WebhookDelivery } from '../../domain/webhooks/webhook-delivery.entity';
-import type { WebhookEndpoint } from '../../domain/webhooks/webhook-endpoint.entity';
+import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
+import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';

@@ -1,5 +1,5 @@
 import type { ContactCreate, Contact as ContactRecord, ContactUpdate } from '../../generated/schemas';
-import { contactCreatedData, contactDeletedData, contactUpdatedData } from '../../events/payloads/business';
+import { contactCreatedData, contactDeletedData, contactUpdatedData } from './business-events';
 import { ApiError } from '../../errors';
 import { RecordService } from '../records/record-service';
 import { Contact } from './contact.entity';

@@ -1,5 +1,5 @@
 import type { CustomerCreate, Customer as CustomerRecord, CustomerUpdate } from '../../generated/schemas';
-import { customerCreatedData, customerDeletedData, customerUpdatedData } from '../../events/payloads/business';
+import { customerCreatedData, customerDeletedData, customerUpdatedData } from './business-events';
 import { ApiError } from '../../errors';
 import { Employee } from '../people/employee.entity';
 import { RecordService } from '../records/record-service';

@@ -1,5 +1,5 @@
 import type { LocationCreate, Location as LocationRecord, LocationUpdate } from '../../generated/schemas';
-import { locationCreatedData, locationDeletedData, locationUpdatedData } from '../../events/payloads/business';
+import { locationCreatedData, locationDeletedData, locationUpdatedData } from './business-events';
 import { ApiError } from '../../errors';
 import { RecordService } from '../records/record-service';
 import { coordinatesField } from '../records/wire-mapping';

@@ -2,7 +2,7 @@ import { type EntityClass, type FilterQuery, ref, type RequiredEntityData } from
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EmployeeCreate, Employee as EmployeeRecord, EmployeeUpdate } from '../../generated/schemas';
 import { ApiError } from '../../errors';
-import { EMPLOYEE_SET_FIELDS, employeeCreatedPayload, employeeDeletedPayload, employeeUpdatedPayload, skillNamesOf } from '../../events/payloads/employee';
+import { EMPLOYEE_SET_FIELDS, employeeCreatedPayload, employeeDeletedPayload, employeeUpdatedPayload, skillNamesOf } from './employee-events';
 import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';
 import type { FieldMapping } from '../records/wire-mapping';

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { completionSubmittedData } from '../../events/payloads/reports';
+import { completionSubmittedData } from './report-events';
 import type { CompletionReportCreate, CompletionReport as CompletionReportRecord } from '../../generated/schemas';
 import { lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';

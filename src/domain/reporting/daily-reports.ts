@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors';
-import { dailySubmittedData } from '../../events/payloads/reports';
+import { dailySubmittedData } from './report-events';
 import type { DailyReportCreate, DailyReport as DailyReportRecord } from '../../generated/schemas';
 import { lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';

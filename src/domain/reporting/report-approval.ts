@@ -1,13 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
-import type { reportApproval } from '../../../workflows';
-import { decideReportSignal, type ReportDecision } from '../../../workflows/report-approval-signals';
 import { ApiError } from '../../errors';
 import type { CompletionReportCreate, CompletionReport as CompletionReportRecord, DailyReportCreate, DailyReport as DailyReportRecord } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/approval-runtime';
-import { apiErrorFromWorkflow } from '../../temporal/failures';
-import { resultWithin } from '../../temporal/result-within';
-import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { completeWorkOrder } from '../work/work-orders';
@@ -31,6 +25,19 @@ export interface ReportApprovalInput {
   deadlineMs: number;
 }
 
+/** A manager's decision on a report, as the API sends it (the workflow's decide signal). */
+export interface ReportDecision {
+  approve: boolean;
+  /** The API key that decided: the origin of the events the decision records. */
+  actor: Actor;
+  /** The approving or rejecting employee, when the decision names one. */
+  employeeId: string | null;
+  /** Approval notes, or the reason of a rejection. */
+  notes: string | null;
+  /** The id of report.completion_approved, when the decision records it. */
+  eventId: string;
+}
+
 /** How the workflow ended: the decision taken, or cancelled when the report no longer exists. */
 export interface ReportApprovalResult {
   outcome: Exclude<ApprovalStatus, 'pending'> | 'cancelled';
@@ -43,20 +50,17 @@ export type DecisionOutcome = { applied: boolean; record: ReportRecord; eventId:
 
 const SUBMITTED_EVENT = { daily: 'report.daily_submitted', completion: 'report.completion_submitted' } as const;
 
-async function workflowOptions(em: EntityManager, runtime: ApprovalRuntime, input: ReportApprovalInput, record: ReportRecord) {
+async function approvalRun(em: EntityManager, input: ReportApprovalInput, record: ReportRecord, afterClosed: WorkflowStart['afterClosed']): Promise<WorkflowStart> {
   const workOrder = await em.findOneOrFail(WorkOrder, record.work_order_id, { fields: ['workOrderNumber'] });
   return {
-    taskQueue: runtime.taskQueue,
+    workflowType: 'reportApproval',
     workflowId: record.workflow_id!,
-    args: [input] as [ReportApprovalInput],
-    typedSearchAttributes: [
-      { key: COMPANY_ID, value: input.companyId },
-      { key: EVENT_TYPE, value: SUBMITTED_EVENT[input.kind] },
-      { key: RECORD_KEY, value: workOrder.workOrderNumber },
-      { key: APPROVAL_STATUS, value: 'pending' },
-    ],
-    staticSummary: `${input.kind === 'daily' ? `Daily report of ${record.report_date}` : 'Completion report'} of work order ${workOrder.workOrderNumber} waits for approval`,
-    staticDetails: `Report ${record.id} of company ${input.companyId}. Approve or reject it over REST (POST /${input.kind}-reports/{id}/approve or /reject) or inbound.`,
+    input,
+    whenOpen: 'refuse',
+    afterClosed,
+    labels: { companyId: input.companyId, eventType: SUBMITTED_EVENT[input.kind], recordKey: workOrder.workOrderNumber, approvalStatus: 'pending' },
+    summary: `${input.kind === 'daily' ? `Daily report of ${record.report_date}` : 'Completion report'} of work order ${workOrder.workOrderNumber} waits for approval`,
+    details: `Report ${record.id} of company ${input.companyId}. Approve or reject it over REST (POST /${input.kind}-reports/{id}/approve or /reject) or inbound.`,
   };
 }
 
@@ -81,7 +85,7 @@ export async function submitReport<K extends ReportKind>(
     if (record.approval_status === 'pending') {
       await lockNaturalKey(tx, 'report-approval', record.id);
       const workflow = { companyId: actor.companyId, kind, reportId: record.id, deadlineMs: runtime.deadlineMs };
-      await runtime.temporal.workflow.start<typeof reportApproval>('reportApproval', await workflowOptions(tx, runtime, workflow, record));
+      await runtime.workflows.start(await approvalRun(tx, workflow, record, 'start'));
     } else if (kind === 'completion') {
       await completeWorkOrder(tx, actor, record.work_order_id);
     }
@@ -106,24 +110,17 @@ export async function decideReport(em: EntityManager, runtime: ApprovalRuntime, 
     });
   }
   const workflow = { companyId, kind, reportId: id, deadlineMs: runtime.deadlineMs };
-  let handle;
-  try {
-    handle = await runtime.temporal.workflow.signalWithStart<typeof reportApproval, [ReportDecision]>('reportApproval', {
-      ...(await workflowOptions(em, runtime, workflow, record)),
-      signal: decideReportSignal,
-      signalArgs: [decision],
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-    });
-  } catch (error) {
-    // Its workflow completed between our read and the signal: another decision was taken.
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return conflictWith(em, service, companyId, id, decided);
-    throw error;
-  }
   let outcome;
   try {
-    outcome = await resultWithin<ReportApprovalResult>(handle, runtime.waitMs);
+    outcome = await runtime.workflows.signalAndAwait<ReportApprovalResult>(
+      await approvalRun(em, workflow, record, 'start_if_failed'),
+      { name: 'decide', args: [decision] },
+      runtime.waitMs,
+    );
   } catch (error) {
-    throw error instanceof WorkflowFailedError ? apiErrorFromWorkflow(error) : error;
+    // Its workflow completed between our read and the signal: another decision was taken.
+    if (error instanceof WorkflowAlreadyStarted) return conflictWith(em, service, companyId, id, decided);
+    throw error;
   }
   if (!outcome.finished) return { applied: false, record: await service.get(em, companyId, id), eventId: null };
   if (outcome.result.outcome === 'cancelled') throw ApiError.notFound(service.label);

@@ -1,4 +1,4 @@
-import { iso } from '../../events/payloads/format';
+import { iso } from '../event-format';
 import { Employee } from '../people/employee.entity';
 import { idOf, type View } from '../page';
 import type { FieldMapping } from '../records/wire-mapping';

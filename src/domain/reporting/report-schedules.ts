@@ -1,10 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client, type ScheduleHandle, ScheduleNotFoundError, ScheduleOverlapPolicy, ServiceError } from '@temporalio/client';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { reportScheduledData } from '../../events/payloads/scheduled-reports';
+import { reportScheduledData } from './scheduled-report-events';
 import type { ReportScheduleCreate, ReportSchedule as ReportScheduleRecord } from '../../generated/schemas';
-import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import type { Page } from '../page';
 import { RecordService } from '../records/record-service';
@@ -13,9 +12,6 @@ import { ReportSchedule } from './scheduled-report.entity';
 
 /** What the database keeps of a schedule; its state and next run are Temporal's. */
 type StoredSchedule = Omit<ReportScheduleRecord, 'state' | 'next_run_at'>;
-
-/** The gRPC status of a request Temporal refuses as malformed. */
-const GRPC_INVALID_ARGUMENT = 3;
 
 export const temporalScheduleId = (scheduleId: string) => `report-schedule/${scheduleId}`;
 
@@ -69,30 +65,28 @@ export const reportSchedules = new RecordService<ReportSchedule, StoredSchedule>
 });
 
 /** A schedule with its state and next run, as Temporal has them. */
-async function withState(temporal: Client, stored: StoredSchedule): Promise<ReportScheduleRecord> {
-  try {
-    const { state, info } = await temporal.schedule.getHandle(stored.schedule_id).describe();
-    return { ...stored, state: state.paused ? 'paused' : 'active', next_run_at: state.paused ? null : (info.nextActionTimes[0]?.toISOString() ?? null) };
-  } catch (error) {
-    if (error instanceof ScheduleNotFoundError) return { ...stored, state: 'missing', next_run_at: null };
-    throw error;
-  }
+async function withState(schedules: ScheduleGateway, stored: StoredSchedule): Promise<ReportScheduleRecord> {
+  const state = await schedules.describe(stored.schedule_id);
+  if (!state) return { ...stored, state: 'missing', next_run_at: null };
+  return { ...stored, state: state.paused ? 'paused' : 'active', next_run_at: state.paused ? null : state.nextRunAt };
 }
 
-export async function getReportSchedule(em: EntityManager, temporal: Client, companyId: string, id: string): Promise<ReportScheduleRecord> {
-  return withState(temporal, await reportSchedules.get(em, companyId, id));
+export async function getReportSchedule(em: EntityManager, schedules: ScheduleGateway, companyId: string, id: string): Promise<ReportScheduleRecord> {
+  return withState(schedules, await reportSchedules.get(em, companyId, id));
 }
 
-export async function listReportSchedules(em: EntityManager, temporal: Client, companyId: string, page: Page, where: Record<string, unknown>) {
+export async function listReportSchedules(em: EntityManager, schedules: ScheduleGateway, companyId: string, page: Page, where: Record<string, unknown>) {
   const { items, total } = await reportSchedules.list(em, companyId, page, where);
-  return { items: await Promise.all(items.map((stored) => withState(temporal, stored))), total };
+  return { items: await Promise.all(items.map((stored) => withState(schedules, stored))), total };
 }
 
 /**
  * Creates a schedule and its Temporal Schedule, then records report.scheduled with its next run. The Temporal
  * Schedule is made inside the transaction (a refusal writes nothing) and deleted again when the commit fails.
+ * A run still going when the next is due makes that one skip; a run missed while Temporal was down is made up
+ * within a day.
  */
-export async function createReportSchedule(em: EntityManager, temporal: Client, taskQueue: string, actor: Actor, body: ReportScheduleCreate): Promise<ReportScheduleRecord> {
+export async function createReportSchedule(em: EntityManager, schedules: ScheduleGateway, actor: Actor, body: ReportScheduleCreate): Promise<ReportScheduleRecord> {
   assertCron(body.cron);
   const timezone = body.timezone ?? 'UTC';
   assertTimezone(timezone);
@@ -100,7 +94,7 @@ export async function createReportSchedule(em: EntityManager, temporal: Client, 
   if (body.project_id && (await em.count(Project, { id: body.project_id, company: actor.companyId })) === 0) {
     throw ApiError.invalid('project_id', 'does not match a project of your company');
   }
-  let handle: ScheduleHandle | undefined;
+  let created: string | undefined;
   try {
     return await em.transactional(async (tx) => {
       const schedule = tx.create(ReportSchedule, {
@@ -115,73 +109,59 @@ export async function createReportSchedule(em: EntityManager, temporal: Client, 
       });
       await tx.flush();
       const input: ScheduledReportInput = { companyId: actor.companyId, scheduleId: schedule.id };
-      handle = await temporal.schedule.create({
+      await schedules.create({
         scheduleId: temporalScheduleId(schedule.id),
-        spec: { cronExpressions: [schedule.cron], timezone },
-        action: {
-          type: 'startWorkflow',
+        cron: schedule.cron,
+        timezone,
+        run: {
           workflowType: 'scheduledReport',
-          taskQueue,
-          args: [input],
           workflowId: `report-run/${schedule.id}`,
-          typedSearchAttributes: [
-            { key: COMPANY_ID, value: actor.companyId },
-            { key: EVENT_TYPE, value: 'report.generated' },
-            { key: RECORD_KEY, value: schedule.id },
-          ],
-          staticSummary: `Scheduled report "${schedule.name}" (${schedule.reportType})`,
+          input,
+          labels: { companyId: actor.companyId, eventType: 'report.generated', recordKey: schedule.id },
+          summary: `Scheduled report "${schedule.name}" (${schedule.reportType})`,
         },
-        // A run still going when the next is due makes that one skip; a run missed while Temporal was down is made up within a day.
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
-        state: { note: `Report schedule ${schedule.id} of company ${actor.companyId}. Pause, unpause or delete it here or over REST.` },
+        note: `Report schedule ${schedule.id} of company ${actor.companyId}. Pause, unpause or delete it here or over REST.`,
       });
-      const record = await withState(temporal, await reportSchedules.get(tx, actor.companyId, schedule.id));
+      created = temporalScheduleId(schedule.id);
+      const record = await withState(schedules, await reportSchedules.get(tx, actor.companyId, schedule.id));
       recordEvent(tx, actor, 'report.scheduled', { b: reportScheduledData(schedule, record.next_run_at) });
       return record;
     });
   } catch (error) {
-    await handle?.delete().catch(() => undefined);
+    if (created) await schedules.delete(created).catch(() => undefined);
     // Temporal refusing the spec is the request's fault, whatever the checks above let through.
-    if (error instanceof ServiceError && (error.cause as { code?: number } | undefined)?.code === GRPC_INVALID_ARGUMENT) {
-      throw ApiError.invalid('cron', `is refused by Temporal: ${error.message}`);
-    }
+    if (error instanceof ScheduleRefused) throw ApiError.invalid('cron', `is refused by Temporal: ${error.message}`);
     throw error;
   }
 }
 
-/** The Temporal Schedule of the company's schedule `id` (404 for an unknown schedule). */
-async function scheduleHandle(em: EntityManager, temporal: Client, companyId: string, id: string): Promise<ScheduleHandle> {
-  return temporal.schedule.getHandle((await reportSchedules.get(em, companyId, id)).schedule_id);
-}
-
-/** Runs `act` on the Temporal Schedule; one deleted in the Temporal UI is a 409 saying so. */
-async function onSchedule(em: EntityManager, temporal: Client, companyId: string, id: string, act: (handle: ScheduleHandle) => Promise<void>): Promise<ReportScheduleRecord> {
+/** Runs `act` on the company's schedule `id` (404 for an unknown one); one deleted in the Temporal UI is a 409 saying so. */
+async function onSchedule(em: EntityManager, schedules: ScheduleGateway, companyId: string, id: string, act: (scheduleId: string) => Promise<void>): Promise<ReportScheduleRecord> {
+  const { schedule_id } = await reportSchedules.get(em, companyId, id);
   try {
-    await act(await scheduleHandle(em, temporal, companyId, id));
+    await act(schedule_id);
   } catch (error) {
-    if (!(error instanceof ScheduleNotFoundError)) throw error;
+    if (!(error instanceof ScheduleMissing)) throw error;
     throw new ApiError('CONFLICT', 'The Temporal Schedule was deleted (in the Temporal UI); delete this schedule and create it again', { field: 'state', reason: 'is missing' });
   }
-  return getReportSchedule(em, temporal, companyId, id);
+  return getReportSchedule(em, schedules, companyId, id);
 }
 
-export const pauseReportSchedule = (em: EntityManager, temporal: Client, actor: Actor, id: string) =>
-  onSchedule(em, temporal, actor.companyId, id, (handle) => handle.pause(`Paused over REST by API key ${actor.apiKeyId}`));
+export const pauseReportSchedule = (em: EntityManager, schedules: ScheduleGateway, actor: Actor, id: string) =>
+  onSchedule(em, schedules, actor.companyId, id, (scheduleId) => schedules.pause(scheduleId, `Paused over REST by API key ${actor.apiKeyId}`));
 
-export const unpauseReportSchedule = (em: EntityManager, temporal: Client, actor: Actor, id: string) =>
-  onSchedule(em, temporal, actor.companyId, id, (handle) => handle.unpause(`Unpaused over REST by API key ${actor.apiKeyId}`));
+export const unpauseReportSchedule = (em: EntityManager, schedules: ScheduleGateway, actor: Actor, id: string) =>
+  onSchedule(em, schedules, actor.companyId, id, (scheduleId) => schedules.unpause(scheduleId, `Unpaused over REST by API key ${actor.apiKeyId}`));
 
 /** Runs the report now, as the schedule would (a paused schedule runs too). */
-export const runReportScheduleNow = (em: EntityManager, temporal: Client, companyId: string, id: string) =>
-  onSchedule(em, temporal, companyId, id, (handle) => handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL));
+export const runReportScheduleNow = (em: EntityManager, schedules: ScheduleGateway, companyId: string, id: string) =>
+  onSchedule(em, schedules, companyId, id, (scheduleId) => schedules.trigger(scheduleId));
 
 /** Deletes the schedule and its Temporal Schedule (already gone when deleted in the UI); its reports are kept. */
-export async function removeReportSchedule(em: EntityManager, temporal: Client, actor: Actor, id: string): Promise<void> {
-  const handle = await scheduleHandle(em, temporal, actor.companyId, id);
+export async function removeReportSchedule(em: EntityManager, schedules: ScheduleGateway, actor: Actor, id: string): Promise<void> {
+  const { schedule_id } = await reportSchedules.get(em, actor.companyId, id);
   await em.transactional(async (tx) => {
     await reportSchedules.remove(tx, actor, id);
-    await handle.delete().catch((error: unknown) => {
-      if (!(error instanceof ScheduleNotFoundError)) throw error;
-    });
+    await schedules.delete(schedule_id);
   });
 }

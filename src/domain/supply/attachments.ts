@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { poAttachmentAddedData, poAttachmentRemovedData } from '../../events/payloads/purchase-orders';
+import { poAttachmentAddedData, poAttachmentRemovedData } from './purchase-order-events';
 import type { PurchaseOrderAttachment as AttachmentRecord } from '../../generated/schemas';
 import type { Actor } from '../accounts/actor';
 import { lifecycleActor } from '../time/timesheet-lifecycle';

@@ -1,20 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { setTimeout as delay } from 'node:timers/promises';
-import type { purchaseOrderApproval } from '../../../workflows';
-import { decidePurchaseOrderUpdate, type PurchaseOrderDecision } from '../../../workflows/purchase-order-approval-updates';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { poSubmittedData } from '../../events/payloads/purchase-orders';
+import { poSubmittedData } from './purchase-order-events';
 import type { PurchaseOrder as PurchaseOrderRecord } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/approval-runtime';
-import { apiErrorFromWorkflow } from '../../temporal/failures';
-import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { lifecycleActor } from '../time/timesheet-lifecycle';
 import { amountsOf } from './po-amounts';
-import { ApprovalThreshold, type RequiredApprover } from './purchase-order.entity';
+import { ApprovalThreshold, type PurchaseOrderStatus, type RequiredApprover } from './purchase-order.entity';
 import { purchaseOrders } from './purchase-orders';
 
 /** Input of the purchaseOrderApproval workflow. */
@@ -32,18 +26,29 @@ export interface PurchaseOrderApprovalResult {
 
 export const purchaseOrderApprovalWorkflowId = (purchaseOrderId: string) => `po-approval/${purchaseOrderId}`;
 
-const workflowOptions = (runtime: ApprovalRuntime, input: PurchaseOrderApprovalInput, poNumber: string) => ({
-  taskQueue: runtime.taskQueue,
+/** An approver's decision on a purchase order, as the API sends it (the workflow's decide update). */
+export interface PurchaseOrderDecision {
+  approve: boolean;
+  /** The deciding employee: one of the required approvers of a role still open, or of the escalation role. */
+  approverId: string;
+  /** Approval notes, or the reason of a rejection. */
+  notes: string | null;
+  /** The API key that sent it: the origin of the events it records. */
+  actor: Actor;
+}
+
+/** The decide update answers with the purchase order's status after the decision. */
+export type PurchaseOrderDecided = PurchaseOrderStatus;
+
+const approvalRun = (input: PurchaseOrderApprovalInput, poNumber: string, afterClosed: WorkflowStart['afterClosed']): WorkflowStart => ({
+  workflowType: 'purchaseOrderApproval',
   workflowId: purchaseOrderApprovalWorkflowId(input.purchaseOrderId),
-  args: [input] as [PurchaseOrderApprovalInput],
-  typedSearchAttributes: [
-    { key: COMPANY_ID, value: input.companyId },
-    { key: EVENT_TYPE, value: 'po.submitted' },
-    { key: RECORD_KEY, value: poNumber },
-    { key: APPROVAL_STATUS, value: 'pending' },
-  ],
-  staticSummary: `Purchase order ${poNumber} waits for approval`,
-  staticDetails: `Purchase order ${input.purchaseOrderId} of company ${input.companyId}. Approvers decide with POST /purchase-orders/{id}/approve or /reject.`,
+  input,
+  whenOpen: 'refuse',
+  afterClosed,
+  labels: { companyId: input.companyId, eventType: 'po.submitted', recordKey: poNumber, approvalStatus: 'pending' },
+  summary: `Purchase order ${poNumber} waits for approval`,
+  details: `Purchase order ${input.purchaseOrderId} of company ${input.companyId}. Approvers decide with POST /purchase-orders/{id}/approve or /reject.`,
 });
 
 const conflict = (field: string | null, message: string, reason: string) => new ApiError('CONFLICT', message, { field, reason });
@@ -96,7 +101,7 @@ export async function submitPurchaseOrder(em: EntityManager, runtime: ApprovalRu
     await tx.flush();
     recordEvent(tx, actor, 'po.submitted', { b: poSubmittedData(po, who, approvers) });
     await lockNaturalKey(tx, 'po-approval', po.id);
-    await runtime.temporal.workflow.start<typeof purchaseOrderApproval>('purchaseOrderApproval', workflowOptions(runtime, input, po.poNumber));
+    await runtime.workflows.start(approvalRun(input, po.poNumber, 'start'));
     return purchaseOrders.get(tx, actor.companyId, id);
   });
 }
@@ -113,28 +118,17 @@ export async function decidePurchaseOrder(em: EntityManager, runtime: ApprovalRu
     throw conflict('status', `Purchase order ${record.po_number} is ${record.status}: only one pending approval can be decided`, `is ${record.status}`);
   }
   const input = { companyId, purchaseOrderId: id, deadlineMs: runtime.deadlineMs };
-  const update = runtime.temporal.workflow.executeUpdateWithStart(decidePurchaseOrderUpdate, {
-    args: [decision],
-    startWorkflowOperation: new WithStartWorkflowOperation<typeof purchaseOrderApproval>('purchaseOrderApproval', {
-      ...workflowOptions(runtime, input, record.po_number),
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-    }),
-  });
-  const timer = new AbortController();
+  let answer;
   try {
-    const applied = await Promise.race([update.then(() => true), delay(runtime.waitMs, false, { signal: timer.signal })]);
-    if (!applied) {
-      // A worker may still take it later; the decision is recorded once however often it arrives.
-      update.catch(() => undefined);
-      throw new ApiError('SERVICE_UNAVAILABLE', 'No worker took the decision in time; send it again (it is recorded once)', { field: null, reason: 'no worker available' }, { 'Retry-After': '5' });
-    }
+    answer = await runtime.workflows.update<PurchaseOrderDecided>(approvalRun(input, record.po_number, 'start_if_failed'), { name: 'decide', args: [decision] }, runtime.waitMs);
   } catch (error) {
     // The workflow completed between our read and the update: another decision ended it.
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return conflictWithCurrent(em, companyId, id);
-    throw apiErrorFromWorkflow(error);
-  } finally {
-    timer.abort();
+    if (error instanceof WorkflowAlreadyStarted) return conflictWithCurrent(em, companyId, id);
+    throw error;
+  }
+  // A worker may still take it later; the decision is recorded once however often it arrives.
+  if (!answer) {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'No worker took the decision in time; send it again (it is recorded once)', { field: null, reason: 'no worker available' }, { 'Retry-After': '5' });
   }
   return purchaseOrders.get(em, companyId, id);
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { poReceivedData } from '../../events/payloads/purchase-orders';
+import { poReceivedData } from './purchase-order-events';
 import type { PurchaseOrderReceive, PurchaseOrder as PurchaseOrderRecord } from '../../generated/schemas';
 import type { Actor } from '../accounts/actor';
 import { lifecycleActor } from '../time/timesheet-lifecycle';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
-import { iso } from '../../events/payloads/format';
-import { poBase, poUpdatedData } from '../../events/payloads/purchase-orders';
+import { iso } from '../event-format';
+import { poBase, poUpdatedData } from './purchase-order-events';
 import type { PoLineItemInput, PurchaseOrderCreate, PurchaseOrder as PurchaseOrderRecord, PurchaseOrderUpdate } from '../../generated/schemas';
 import { RecordService } from '../records/record-service';
 import type { FieldMapping, WriteContext } from '../records/wire-mapping';

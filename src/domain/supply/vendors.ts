@@ -6,7 +6,7 @@ import {
   vendorCreatedData,
   vendorDeletedData,
   vendorUpdatedData,
-} from '../../events/payloads/supply';
+} from './supply-events';
 import { ApiError } from '../../errors';
 import { RecordService } from '../records/record-service';
 import { normaliseState, splitAddress } from './postal-address';

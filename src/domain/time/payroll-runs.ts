@@ -1,12 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type Client, WorkflowFailedError } from '@temporalio/client';
 import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
-import type { payrollRun } from '../../../workflows';
 import { ApiError } from '../../errors';
-import { iso } from '../../events/payloads/format';
-import { apiErrorFromWorkflow } from '../../temporal/failures';
-import { resultWithin } from '../../temporal/result-within';
-import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import { iso } from '../event-format';
+import type { WorkflowGateway } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { findPage, type Page } from '../page';
 import { PayrollRun } from './payroll-run.entity';
@@ -36,33 +32,25 @@ export type PayrollRunOutcome = { state: 'completed'; result: PayrollRunResult }
  * going and the outcome says so. Once a run has finished, a new request starts a new run: it processes what
  * has been locked since.
  */
-export async function runPayroll(temporal: Client, taskQueue: string, input: PayrollRunInput, waitMs: number): Promise<PayrollRunOutcome> {
+export async function runPayroll(workflows: WorkflowGateway, input: PayrollRunInput, waitMs: number): Promise<PayrollRunOutcome> {
   if (input.periodEnd < input.periodStart) throw ApiError.invalid('period_end', `must not be before period_start (${input.periodStart})`);
   const workflowId = payrollRunWorkflowId(input.actor.companyId, input.periodStart, input.periodEnd);
-  const handle = await temporal.workflow.start<typeof payrollRun>('payrollRun', {
-    taskQueue,
-    workflowId,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    memo: { runId: input.runId },
-    typedSearchAttributes: [
-      { key: COMPANY_ID, value: input.actor.companyId },
-      { key: EVENT_TYPE, value: 'timesheets.processed.batch' },
-      { key: RECORD_KEY, value: `${input.periodStart}/${input.periodEnd}` },
-    ],
-    staticSummary: `Payroll run ${input.periodStart} to ${input.periodEnd}`,
-  });
-  try {
-    const outcome = await resultWithin<PayrollRunResult>(handle, waitMs);
-    if (outcome.finished) return { state: 'completed', result: outcome.result };
-  } catch (error) {
-    if (error instanceof WorkflowFailedError) throw apiErrorFromWorkflow(error);
-    throw error;
-  }
+  const outcome = await workflows.startAndAwait<PayrollRunResult>(
+    {
+      workflowType: 'payrollRun',
+      workflowId,
+      input,
+      whenOpen: 'join',
+      afterClosed: 'start',
+      memo: { runId: input.runId },
+      labels: { companyId: input.actor.companyId, eventType: 'timesheets.processed.batch', recordKey: `${input.periodStart}/${input.periodEnd}` },
+      summary: `Payroll run ${input.periodStart} to ${input.periodEnd}`,
+    },
+    waitMs,
+  );
+  if (outcome.finished) return { state: 'completed', result: outcome.result };
   // The run we joined may be another request's: its memo has its id.
-  const { memo } = await handle.describe();
-  return { state: 'running', runId: String(memo?.runId ?? input.runId), workflowId };
+  return { state: 'running', runId: String(outcome.memo.runId ?? input.runId), workflowId };
 }
 
 async function payrollRunRecord(em: EntityManager, run: PayrollRun): Promise<PayrollRunRecord> {

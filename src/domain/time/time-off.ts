@@ -1,5 +1,5 @@
 import type { TimeOffCreate, TimeOff as TimeOffRecord, TimeOffUpdate } from '../../generated/schemas';
-import { timeOffCreatedPayload, timeOffDeletedPayload, timeOffUpdatedPayload } from '../../events/payloads/time';
+import { timeOffCreatedPayload, timeOffDeletedPayload, timeOffUpdatedPayload } from './time-events';
 import { ApiError } from '../../errors';
 import { Employee } from '../people/employee.entity';
 import { RecordService } from '../records/record-service';

@@ -9,7 +9,7 @@ import {
   timesheetProcessedData,
   timesheetSubmittedData,
   timesheetUnlockedData,
-} from '../../events/payloads/time';
+} from './time-events';
 import type { Actor } from '../accounts/actor';
 import { ApiKey } from '../accounts/api-key.entity';
 import type { ChangeOptions } from '../records/record-service';

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TimesheetCreate, Timesheet as TimesheetRecord, TimesheetEntryChange, TimesheetUpdate } from '../../generated/schemas';
-import { timesheetCreatedPayload, timesheetDeletedPayload, timesheetUpdatedEvents } from '../../events/payloads/time';
+import { timesheetCreatedPayload, timesheetDeletedPayload, timesheetUpdatedEvents } from './time-events';
 import { ApiError } from '../../errors';
-import { iso } from '../../events/payloads/format';
+import { iso } from '../event-format';
 import type { Actor } from '../accounts/actor';
 import { idOf } from '../page';
 import { Employee } from '../people/employee.entity';

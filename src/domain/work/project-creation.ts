@@ -1,11 +1,6 @@
-import type { Client } from '@temporalio/client';
-import { WorkflowFailedError } from '@temporalio/client';
-import type { projectCreation } from '../../../workflows';
 import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
 import { ApiError } from '../../errors';
-import { apiErrorFromWorkflow } from '../../temporal/failures';
-import { resultWithin } from '../../temporal/result-within';
-import { COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../temporal/search-attributes';
+import type { WorkflowGateway } from '../../temporal/workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import type { NewProject } from './projects';
 
@@ -51,37 +46,29 @@ export const projectCreationWorkflowId = (companyId: string, projectCode: string
  * Starts the project creation workflow and waits up to `waitMs` for it. When it takes longer the
  * workflow keeps running and the outcome says so; a business failure comes back as its ApiError.
  */
-export async function runProjectCreation(temporal: Client, taskQueue: string, input: ProjectCreationInput, waitMs: number): Promise<ProjectCreationOutcome> {
+export async function runProjectCreation(workflows: WorkflowGateway, input: ProjectCreationInput, waitMs: number): Promise<ProjectCreationOutcome> {
   const code = input.project.project_code;
   const workflowId = projectCreationWorkflowId(input.actor.companyId, code);
   const customerName = 'name' in input.customer ? input.customer.name : `id ${input.customer.id}`;
-  const handle = await temporal.workflow.start<typeof projectCreation>('projectCreation', {
-    taskQueue,
-    workflowId,
-    args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    memo: { projectId: input.projectId, eventId: input.eventId },
-    typedSearchAttributes: [
-      { key: COMPANY_ID, value: input.actor.companyId },
-      { key: EVENT_TYPE, value: 'project.created' },
-      { key: RECORD_KEY, value: code },
-    ],
-    staticSummary: `project.created ${code} (${input.project.name}) for customer ${customerName}`,
-  });
+  const outcome = await workflows.startAndAwait<ProjectCreationResult>(
+    {
+      workflowType: 'projectCreation',
+      workflowId,
+      input,
+      whenOpen: 'join',
+      afterClosed: 'start',
+      memo: { projectId: input.projectId, eventId: input.eventId },
+      labels: { companyId: input.actor.companyId, eventType: 'project.created', recordKey: code },
+      summary: `project.created ${code} (${input.project.name}) for customer ${customerName}`,
+    },
+    waitMs,
+  );
   // A run that was already going is another request's: the code is taken, as it would be once that run ends.
   const anotherRequests = () => ApiError.conflict('project_code', `A project with project_code "${code}" already exists (another request is creating it)`);
-  try {
-    const outcome = await resultWithin<ProjectCreationResult>(handle, waitMs);
-    if (outcome.finished) {
-      if (outcome.result.projectId !== input.projectId) throw anotherRequests();
-      return { state: 'completed', result: outcome.result };
-    }
-  } catch (error) {
-    if (error instanceof WorkflowFailedError) throw apiErrorFromWorkflow(error);
-    throw error;
+  if (outcome.finished) {
+    if (outcome.result.projectId !== input.projectId) throw anotherRequests();
+    return { state: 'completed', result: outcome.result };
   }
-  const { memo } = await handle.describe();
-  if (memo?.projectId !== input.projectId) throw anotherRequests();
+  if (outcome.memo.projectId !== input.projectId) throw anotherRequests();
   return { state: 'running', projectId: input.projectId, eventId: input.eventId, workflowId };
 }

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { employeeAssigned, projectClosedPayload, projectCreatedPayload, projectDeletedPayload, projectUpdatedPayload } from '../../events/payloads/projects';
-import { statusChanged } from '../../events/payloads/work-orders';
+import { employeeAssigned, projectClosedPayload, projectCreatedPayload, projectDeletedPayload, projectUpdatedPayload } from './project-events';
+import { statusChanged } from './work-order-events';
 import type { ProjectCreate, Project as ProjectRecord, ProjectUpdate } from '../../generated/schemas';
 import type { Actor } from '../accounts/actor';
 import { Company } from '../accounts/company.entity';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
-import { statusChanged, workOrderCreatedEvents, workOrderDeletedEvent, workOrderUpdatedEvents } from '../../events/payloads/work-orders';
+import { statusChanged, workOrderCreatedEvents, workOrderDeletedEvent, workOrderUpdatedEvents } from './work-order-events';
 import type { WorkOrderCreate, WorkOrder as WorkOrderRecord, WorkOrderUpdate } from '../../generated/schemas';
 import { parseTimestamp } from '../../schemas/formats';
 import { Employee } from '../people/employee.entity';

@@ -10,7 +10,7 @@ import type { RouteSpec } from '../route-spec';
 const RUN = 'rest/payroll-runs.json#/$defs/record';
 
 /** Payroll batch processing (webhooks.md 3): run a period's payroll, and follow the runs. */
-export function payrollRunRoutes({ temporal, config }: AppDeps): RouteSpec[] {
+export function payrollRunRoutes({ workflows, config }: AppDeps): RouteSpec[] {
   return [
     {
       method: 'POST',
@@ -31,8 +31,7 @@ export function payrollRunRoutes({ temporal, config }: AppDeps): RouteSpec[] {
       async handler(ctx) {
         const body = ctx.request.body as PayrollRunCreate;
         const outcome = await runPayroll(
-          temporal,
-          config.temporal.taskQueue,
+          workflows,
           { actor: actorOf(ctx.state.principal), runId: uuidv7(), periodStart: body.period_start, periodEnd: body.period_end },
           config.inboundWaitMs,
         );

@@ -1,6 +1,6 @@
 import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
 import { idOf, type View } from '../../../domain/page';
-import type { DeliveryAttempt } from '../../../domain/webhooks/delivery-attempt.entity';
+import type { DeliveryAttempt } from '../../../delivery/delivery-attempt.entity';
 import {
   getDelivery,
   listAlerts,
@@ -10,12 +10,12 @@ import {
   rerunDelivery,
   STATUS_CODE_CLASSES,
   type StatusCodeClass,
-} from '../../../domain/webhooks/deliveries-service';
-import type { WebhookAlert } from '../../../domain/webhooks/webhook-alert.entity';
-import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../domain/webhooks/webhook-delivery.entity';
+} from '../../../delivery/deliveries-service';
+import type { WebhookAlert } from '../../../delivery/webhook-alert.entity';
+import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../delivery/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
 import { isUuid } from '../../../schemas/formats';
-import { iso } from '../../../events/payloads/format';
+import { iso } from '../../../domain/event-format';
 import type {
   DeliveryAttempt as AttemptRecord,
   WebhookAlert as AlertRecord,

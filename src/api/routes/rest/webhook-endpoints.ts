@@ -8,7 +8,7 @@ import {
   sendTestDelivery,
   startRecovery,
   type StatusCodeClass,
-} from '../../../domain/webhooks/deliveries-service';
+} from '../../../delivery/deliveries-service';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -16,8 +16,8 @@ import {
   registerEndpoint,
   rotateEndpointSecret,
   updateEndpoint,
-} from '../../../domain/webhooks/endpoints-service';
-import type { WebhookEndpoint } from '../../../domain/webhooks/webhook-endpoint.entity';
+} from '../../../delivery/endpoints-service';
+import type { WebhookEndpoint } from '../../../delivery/webhook-endpoint.entity';
 import type {
   WebhookEndpointCreate,
   WebhookEndpoint as WebhookEndpointRecord,
@@ -25,7 +25,7 @@ import type {
   WebhookEndpointRotate,
   WebhookEndpointUpdate,
 } from '../../../generated/schemas';
-import { iso } from '../../../events/payloads/format';
+import { iso } from '../../../domain/event-format';
 import type { AppDeps } from '../../context';
 import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import type { RouteSpec } from '../route-spec';

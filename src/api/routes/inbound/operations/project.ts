@@ -63,8 +63,7 @@ export const projectCreated = defineOperation<ProjectCreatedInput>({
     // A resend of a finished creation is answered here without starting a workflow.
     await assertProjectCodeAvailable(em, actor.companyId, data.project_code);
     const outcome = await runProjectCreation(
-      deps.temporal,
-      deps.config.temporal.taskQueue,
+      deps.workflows,
       {
         actor,
         eventId,
@@ -157,7 +156,7 @@ export const projectClosed = defineOperation<ProjectClosedInput>({
   async handle({ data, actor, eventId, em, deps }) {
     const projectId = await projectIdByCode(em, actor.companyId, data.project_code);
     const input = { actor, eventId, projectId, projectCode: data.project_code, closeWorkOrders: data.close_work_orders ?? false };
-    const outcome = await runProjectClosing(deps.temporal, deps.config.temporal.taskQueue, input, deps.config.inboundWaitMs);
+    const outcome = await runProjectClosing(deps.workflows, input, deps.config.inboundWaitMs);
     if (outcome.state === 'running') {
       return { status: 202, message: `Project ${data.project_code} is being closed (workflow ${outcome.workflowId})`, recordId: projectId };
     }

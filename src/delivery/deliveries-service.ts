@@ -1,0 +1,220 @@
+import type { FilterQuery, ObjectQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import { testDeliveryBody } from './delivery-body';
+import { type DeliveryToStart, deliveryRunClosedWithin, RerunRefused, requestDeliveryRerun, startDeliveryWorkflow, startRecoveryWorkflow } from './delivery-workflows';
+import { findPage, type Page } from '../domain/page';
+import { DeliveryAttempt } from './delivery-attempt.entity';
+import { getEndpoint } from './endpoints-service';
+import { WebhookAlert } from './webhook-alert.entity';
+import { type DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookRecovery } from './webhook-recovery.entity';
+
+/** What a re-run can start from: a delivery that failed, was cancelled, or is waiting for its next retry. */
+export const RERUNNABLE_STATUSES = ['failed', 'retrying', 'cancelled'] as const satisfies DeliveryStatus[];
+
+/** Attempts by the class of the status code they got; `none` is no response (connection error, timeout). */
+export const STATUS_CODE_CLASSES = ['2xx', '3xx', '4xx', '5xx', 'none'] as const;
+export type StatusCodeClass = (typeof STATUS_CODE_CLASSES)[number];
+
+export interface DeliveryFilters {
+  endpointId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+  /** Deliveries made at or after this instant. */
+  createdFrom?: Date;
+  /** Deliveries made before this instant. */
+  createdBefore?: Date;
+  /** Keyset paging: only deliveries after (older than) this one in the log's order. */
+  after?: string;
+}
+
+/** What the delivery's workflow is started with. */
+export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
+  const endpoint = delivery.endpoint.getEntity();
+  return {
+    input: { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: endpoint.id, eventType: delivery.eventType },
+    endpointUrl: endpoint.url,
+    eventId: delivery.event?.id ?? null,
+  };
+}
+
+/** Delivery log of a company, newest first; with `after`, the page that follows that delivery (404 when unknown). */
+export async function listDeliveries(em: EntityManager, companyId: string, page: Page, filters: DeliveryFilters) {
+  const createdAt = {
+    ...(filters.createdFrom ? { $gte: filters.createdFrom } : {}),
+    ...(filters.createdBefore ? { $lt: filters.createdBefore } : {}),
+  };
+  const where: ObjectQuery<WebhookDelivery> = {
+    company: companyId,
+    ...(filters.endpointId ? { endpoint: filters.endpointId } : {}),
+    ...(filters.status ? { status: filters.status } : {}),
+    ...(filters.eventType ? { eventType: filters.eventType } : {}),
+    ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
+  };
+  if (filters.after) {
+    const cursor = await em.findOne(WebhookDelivery, { id: filters.after, company: companyId });
+    if (!cursor) throw ApiError.invalid('after', 'does not name a delivery of your company');
+    Object.assign(where, { $or: [{ createdAt: { $lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { $lt: cursor.id } }] });
+  }
+  const found = await findPage(em, WebhookDelivery, where, { createdAt: 'desc', id: 'desc' }, page);
+  const nextAfter = found.items.length === page.limit && found.total > page.offset + page.limit ? found.items.at(-1)!.id : null;
+  return { ...found, nextAfter };
+}
+
+export async function getDelivery(em: EntityManager, companyId: string, id: string): Promise<WebhookDelivery> {
+  const delivery = await em.findOne(WebhookDelivery, { id, company: companyId });
+  if (!delivery) throw ApiError.notFound('Webhook delivery');
+  return delivery;
+}
+
+function statusCodeClassWhere(statusCodeClass: StatusCodeClass | undefined): ObjectQuery<DeliveryAttempt> {
+  if (!statusCodeClass) return {};
+  if (statusCodeClass === 'none') return { statusCode: null, outcome: { $ne: 'in_progress' } };
+  const from = Number(statusCodeClass[0]) * 100;
+  return { statusCode: { $gte: from, $lt: from + 100 } };
+}
+
+export async function listAttempts(em: EntityManager, delivery: WebhookDelivery, statusCodeClass?: StatusCodeClass): Promise<DeliveryAttempt[]> {
+  return em.find(DeliveryAttempt, { delivery, ...statusCodeClassWhere(statusCodeClass) }, { orderBy: { attemptNumber: 'asc' } });
+}
+
+/** An endpoint's attempts across its deliveries, newest first (Svix's attempt log). */
+export async function listEndpointAttempts(em: EntityManager, companyId: string, endpointId: string, page: Page, statusCodeClass?: StatusCodeClass) {
+  const endpoint = await getEndpoint(em, companyId, endpointId);
+  return findPage(em, DeliveryAttempt, { company: companyId, delivery: { endpoint }, ...statusCodeClassWhere(statusCodeClass) }, { createdAt: 'desc', id: 'desc' }, page);
+}
+
+/** Alerts, newest first: open ones (not resolved yet), resolved ones, or all. */
+export async function listAlerts(em: EntityManager, companyId: string, page: Page, state?: 'open' | 'resolved') {
+  const where: FilterQuery<WebhookAlert> = { company: companyId, ...(state ? { resolvedAt: state === 'open' ? null : { $ne: null } } : {}) };
+  return findPage(em, WebhookAlert, where, { createdAt: 'desc', id: 'desc' }, page);
+}
+
+/** Waits until the delivery has a finished attempt numbered `attemptNumber` or later; false when `ms` passed first. */
+async function attemptFinished(em: EntityManager, deliveryId: string, attemptNumber: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  do {
+    const finished = await em.count(DeliveryAttempt, { delivery: deliveryId, attemptNumber: { $gte: attemptNumber }, outcome: { $ne: 'in_progress' } });
+    if (finished > 0) return true;
+    await delay(100);
+  } while (Date.now() < deadline);
+  return false;
+}
+
+/**
+ * Re-runs a failed or cancelled delivery (or makes a retrying one's next attempt now) with the same X-Webhook-ID,
+ * as the "rerun" update does from the Temporal UI, and waits for that attempt up to the attempt deadline. Returns
+ * the delivery as it is then; `finished` is false when the attempt was still going.
+ */
+export async function rerunDelivery(
+  em: EntityManager,
+  temporal: Client,
+  config: Config,
+  companyId: string,
+  id: string,
+  reason: string | undefined,
+): Promise<{ delivery: WebhookDelivery; finished: boolean }> {
+  const delivery = await em.findOne(WebhookDelivery, { id, company: companyId }, { populate: ['endpoint'] });
+  if (!delivery) throw ApiError.notFound('Webhook delivery');
+  if (!(RERUNNABLE_STATUSES as readonly string[]).includes(delivery.status)) {
+    throw new ApiError('CONFLICT', `Only ${RERUNNABLE_STATUSES.join(', ')} deliveries can be re-run; this one is ${delivery.status}`, {
+      field: 'status',
+      reason: `is ${delivery.status}`,
+    });
+  }
+  const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
+  const waitMs = config.webhooks.timeoutMs + 5000;
+  let requested;
+  try {
+    requested = await requestDeliveryRerun(temporal, config.temporal.taskQueue, deliveryToStart(delivery), { reason }, { waitMs });
+  } catch (error) {
+    if (!(error instanceof RerunRefused)) throw error;
+    const refusal = error.message;
+    throw new ApiError('CONFLICT', `The delivery cannot be re-run right now: ${refusal}`, { field: null, reason: refusal });
+  }
+  const finished =
+    requested.via === 'update' ? requested.result !== null : await attemptFinished(em, delivery.id, last ? last.attemptNumber + 1 : 0, waitMs);
+  await em.refresh(delivery);
+  return { delivery, finished };
+}
+
+/**
+ * Sends a webhook.test delivery to the endpoint: one attempt, recorded like any other delivery. Waits for
+ * it up to the attempt deadline; `completed` is false when it is still going.
+ */
+export async function sendTestDelivery(
+  em: EntityManager,
+  temporal: Client,
+  config: Config,
+  companyId: string,
+  endpointId: string,
+): Promise<{ delivery: WebhookDelivery; completed: boolean }> {
+  const endpoint = await getEndpoint(em, companyId, endpointId);
+  const id = uuidv7();
+  const body = testDeliveryBody({ deliveryId: id, companyId, endpointId, shape: endpoint.payloadShape });
+  const delivery = em.create(WebhookDelivery, { id, company: companyId, endpoint, eventType: body.eventType, payload: body.payload, isTest: true });
+  await em.flush();
+  await startDeliveryWorkflow(temporal, config.temporal.taskQueue, {
+    input: { deliveryId: id, companyId, endpointId, eventType: body.eventType },
+    endpointUrl: endpoint.url,
+    eventId: null,
+  });
+  // A test send that failed ends its run as failed: the attempt is recorded all the same.
+  const completed = await deliveryRunClosedWithin(temporal, id, config.webhooks.timeoutMs + 5000);
+  await em.refresh(delivery);
+  return { delivery, completed };
+}
+
+/**
+ * POST /webhook-endpoints/{id}/recover: takes every failed or cancelled delivery of the endpoint made since
+ * `since` and starts the workflow that re-runs them. The endpoint must be active (a disabled one would fail them
+ * again at once).
+ */
+export async function startRecovery(em: EntityManager, temporal: Client, taskQueue: string, companyId: string, endpointId: string, since: Date): Promise<WebhookRecovery> {
+  const endpoint = await getEndpoint(em, companyId, endpointId);
+  if (endpoint.status !== 'active') {
+    throw new ApiError('CONFLICT', `The endpoint is ${endpoint.status}; re-enable it (PUT {"status": "active"}) before recovering its deliveries`, { field: 'status', reason: `is ${endpoint.status}` });
+  }
+  return em.transactional(async (tx) => {
+    const rows = await tx.execute<{ id: string }[]>(
+      `select id from webhook_deliveries where endpoint_id = ? and status in ('failed', 'cancelled') and not is_test and created_at >= ? order by created_at, id`,
+      [endpoint.id, since],
+    );
+    const recovery = tx.create(WebhookRecovery, { company: companyId, endpoint, since, deliveryIds: rows.map((r) => r.id) });
+    await tx.flush();
+    // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
+    // run that finds no recovery and fails.
+    await startRecoveryWorkflow(temporal, taskQueue, { recoveryId: recovery.id }, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
+    return recovery;
+  });
+}
+
+export interface RecoveryProgress {
+  recovery: WebhookRecovery;
+  /** The recovery's deliveries whose re-run attempt has finished since it began, or that were delivered meanwhile. */
+  finished: number;
+  /** The recovery's deliveries by their status now. */
+  outcomes: Record<DeliveryStatus, number>;
+}
+
+/** How far a recovery is; `companyId` and `endpointId` keep it to its owner (the operator CLI gives none). */
+export async function getRecovery(em: EntityManager, recoveryId: string, owner?: { companyId: string; endpointId: string }): Promise<RecoveryProgress> {
+  const recovery = await em.findOne(WebhookRecovery, { id: recoveryId, ...(owner ? { company: owner.companyId, endpoint: owner.endpointId } : {}) });
+  if (!recovery) throw ApiError.notFound('Recovery');
+  const ids = `{${recovery.deliveryIds.join(',')}}`;
+  const rows = await em.execute<{ status: DeliveryStatus; count: string; finished: string }[]>(
+    `select d.status, count(*) as count,
+            count(*) filter (where d.status = 'delivered' or exists (
+              select 1 from webhook_delivery_attempts a where a.delivery_id = d.id and a.created_at >= ? and a.outcome <> 'in_progress')) as finished
+       from webhook_deliveries d where d.id = any(?::uuid[]) group by d.status`,
+    [recovery.createdAt, ids],
+  );
+  const outcomes = { pending: 0, retrying: 0, delivered: 0, failed: 0, cancelled: 0 };
+  for (const row of rows) outcomes[row.status] = Number(row.count);
+  return { recovery, finished: rows.reduce((sum, row) => sum + Number(row.finished), 0), outcomes };
+}

@@ -1,0 +1,145 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import {
+  deliveryWorkflowId,
+  type RerunRequest,
+  type RerunResult,
+  rerunUpdate,
+  WEBHOOK_DELIVERY,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery.contract';
+import { DELIVERY_RECOVERY, type DeliveryRecoveryInput, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
+import { resultWithin } from '../temporal/result-within';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../temporal/search-attributes';
+
+export interface DeliveryToStart {
+  input: WebhookDeliveryInput;
+  endpointUrl: string;
+  eventId: string | null;
+}
+
+/**
+ * Starts the delivery's workflow with the search attributes operators filter by in the Temporal UI and a
+ * one-line summary. Returns false when it is already running (a dispatcher re-running after a crash, or
+ * another replica). `reuse` REJECT_DUPLICATE for a first start; ALLOW_DUPLICATE to start a re-run after it closed.
+ */
+export async function startDeliveryWorkflow(
+  temporal: Client,
+  taskQueue: string,
+  delivery: DeliveryToStart,
+  reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE' = 'REJECT_DUPLICATE',
+): Promise<boolean> {
+  const { input } = delivery;
+  try {
+    await temporal.workflow.start(WEBHOOK_DELIVERY, {
+      taskQueue,
+      workflowId: deliveryWorkflowId(input.deliveryId),
+      args: [input],
+      workflowIdReusePolicy: reuse,
+      // A run that used up the delivery's attempts fails (Failed in the UI); this retry starts the run that
+      // stays open waiting for a re-run, right away. The waiting run is never retried.
+      retry: { maximumAttempts: 2, initialInterval: '1 second' },
+      typedSearchAttributes: [
+        { key: COMPANY_ID, value: input.companyId },
+        { key: ENDPOINT_ID, value: input.endpointId },
+        { key: ENDPOINT_HOST, value: new URL(delivery.endpointUrl).hostname },
+        { key: EVENT_TYPE, value: input.eventType },
+        ...(delivery.eventId ? [{ key: EVENT_ID, value: delivery.eventId }] : []),
+        { key: DELIVERY_STATUS, value: 'pending' },
+      ],
+      staticSummary: `${input.eventType} → ${delivery.endpointUrl}`,
+      staticDetails:
+        `Delivery ${input.deliveryId} (X-Webhook-ID) of company ${input.companyId} to endpoint ${input.endpointId}. ` +
+        'Re-run it with the update "rerun" (More Actions → Send an Update) while it runs, or "Start Workflow Like This One" once it has closed.',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
+
+/** How a re-run was asked for: an update to the open run (with the attempt it made when awaited), or a new run. */
+export type RerunRequested = { via: 'update'; result: RerunResult | null } | { via: 'new_run' };
+
+/** The open run refused the re-run (an attempt is being made right now); the message says why. */
+export class RerunRefused extends Error {}
+
+/**
+ * Asks for a re-run: the update "rerun" to the delivery's open run (waiting up to `waitMs` for the attempt it
+ * makes; result null when it is still going), or a new run once it has closed, which makes one attempt numbered
+ * after the recorded ones. An update the run refuses (an attempt is being made right now) is thrown as
+ * RerunRefused.
+ */
+export async function requestDeliveryRerun(
+  temporal: Client,
+  taskQueue: string,
+  delivery: DeliveryToStart,
+  request: RerunRequest,
+  options: { waitMs: number },
+): Promise<RerunRequested> {
+  const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
+  // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
+  for (let round = 1; ; round++) {
+    let running: boolean;
+    try {
+      running = (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      running = false;
+    }
+    if (running) {
+      try {
+        return await rerunOpenRun(handle, request, options.waitMs);
+      } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) throw new RerunRefused(error.cause?.message ?? error.message, { cause: error });
+        // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
+        // run makes the attempt.
+        if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
+        continue;
+      }
+    }
+    // Someone else started a run between our look and our start: the update goes to that run (at the last round,
+    // that run's attempt is this request's too).
+    if ((await startDeliveryWorkflow(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
+  }
+}
+
+/** How many times requestDeliveryRerun looks again when the run changes under it. */
+const RERUN_ROUNDS = 5;
+
+async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
+  const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  if (waitMs <= 0) return { via: 'update', result: null };
+  // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
+  const stopWaiting = new AbortController();
+  const outcome = update.result().catch(() => null);
+  const deadline = delay(waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
+  const result = await Promise.race([outcome, deadline]);
+  stopWaiting.abort();
+  return { via: 'update', result };
+}
+
+/** Whether the delivery's run closed within `ms` (delivered, or failed: its attempt is recorded either way). */
+export async function deliveryRunClosedWithin(temporal: Client, deliveryId: string, ms: number): Promise<boolean> {
+  return resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)), ms).then(
+    ({ finished }) => finished,
+    (error: unknown) => {
+      if (error instanceof WorkflowFailedError) return true;
+      throw error;
+    },
+  );
+}
+
+/** Starts the workflow that re-runs a bulk recovery's deliveries. */
+export async function startRecoveryWorkflow(temporal: Client, taskQueue: string, input: DeliveryRecoveryInput, summary: string): Promise<void> {
+  await temporal.workflow.start(DELIVERY_RECOVERY, { taskQueue, workflowId: recoveryWorkflowId(input.recoveryId), args: [input], staticSummary: summary });
+}

@@ -1,0 +1,154 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { SecretBox } from '../crypto/secret-box';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
+import type { Actor } from '../domain/accounts/actor';
+import { ApiKey } from '../domain/accounts/api-key.entity';
+import { findPage, type Page } from '../domain/page';
+import { normaliseSubscriptions } from './subscriptions';
+import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
+
+export interface EndpointFields {
+  url: string;
+  eventTypes: string[];
+  payloadShape: PayloadShape;
+  description: string | null;
+  /** The key whose own changes this endpoint is not sent; null for none. */
+  apiKeyId: string | null;
+  status: EndpointStatus;
+  /** Attempts per second to this endpoint at most; null for no limit. */
+  maxAttemptsPerSecond: number | null;
+}
+
+const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+async function checkUrl(url: string, policy: TargetPolicy): Promise<void> {
+  try {
+    await assertSafeWebhookUrl(url, policy);
+  } catch (error) {
+    if (error instanceof UnsafeTargetError) throw ApiError.invalid('url', error.reason, `Webhook URL refused: ${error.reason}`);
+    throw error;
+  }
+}
+
+async function checkApiKey(em: EntityManager, companyId: string, apiKeyId: string | null): Promise<void> {
+  if (apiKeyId && (await em.count(ApiKey, { id: apiKeyId, company: companyId })) === 0) {
+    throw ApiError.invalid('api_key_id', 'does not match an API key of your company');
+  }
+}
+
+/** Registers an endpoint and issues its signing secret, which is returned here and never again. */
+export async function registerEndpoint(
+  em: EntityManager,
+  secretBox: SecretBox,
+  policy: TargetPolicy,
+  actor: Actor,
+  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond'> & { apiKeyId?: string | null; maxAttemptsPerSecond?: number | null },
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const eventTypes = normaliseSubscriptions(input.eventTypes);
+  await checkUrl(input.url, policy);
+  const apiKeyId = input.apiKeyId === undefined ? actor.apiKeyId : input.apiKeyId;
+  await checkApiKey(em, actor.companyId, apiKeyId);
+  const secret = newSecret();
+  const endpoint = em.create(WebhookEndpoint, {
+    company: actor.companyId,
+    apiKey: apiKeyId,
+    url: input.url,
+    description: input.description,
+    eventTypes,
+    payloadShape: input.payloadShape,
+    maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
+    secretSealed: secretBox.seal(secret),
+  });
+  await em.flush();
+  return { endpoint, secret };
+}
+
+export async function listEndpoints(em: EntityManager, companyId: string, page: Page) {
+  return findPage(em, WebhookEndpoint, { company: companyId, status: { $ne: 'deleted' } }, { createdAt: 'asc', id: 'asc' }, page);
+}
+
+export async function getEndpoint(em: EntityManager, companyId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await em.findOne(WebhookEndpoint, { id, company: companyId, status: { $ne: 'deleted' } });
+  if (!endpoint) throw ApiError.notFound('Webhook endpoint');
+  return endpoint;
+}
+
+/** Changes only the fields given; a new URL is checked like a registration. */
+export async function updateEndpoint(
+  em: EntityManager,
+  policy: TargetPolicy,
+  companyId: string,
+  id: string,
+  patch: Partial<EndpointFields>,
+): Promise<WebhookEndpoint> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  if (patch.url !== undefined) await checkUrl(patch.url, policy);
+  if (patch.apiKeyId !== undefined) await checkApiKey(em, companyId, patch.apiKeyId);
+  if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
+  if (patch.url !== undefined) endpoint.url = patch.url;
+  if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
+  if (patch.description !== undefined) endpoint.description = patch.description;
+  if (patch.status !== undefined && patch.status !== endpoint.status) {
+    endpoint.status = patch.status;
+    // Re-enabled: the reason and the failing streak go, and so do the alerts about it.
+    Object.assign(endpoint, patch.status === 'active' ? { disabledReason: null, disabledAt: null, failingSince: null } : { disabledReason: 'disabled through the API', disabledAt: new Date() });
+    if (patch.status === 'active') {
+      await em.execute(`update webhook_alerts set resolved_at = now() where endpoint_id = ? and kind = 'endpoint_disabled' and resolved_at is null`, [endpoint.id]);
+    }
+  }
+  if (patch.maxAttemptsPerSecond !== undefined) endpoint.maxAttemptsPerSecond = patch.maxAttemptsPerSecond;
+  if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
+  await em.flush();
+  return endpoint;
+}
+
+/**
+ * Disables an active endpoint and raises an alert saying why (a 410 Gone, or failing everything for too long);
+ * false when it was not active. Runs in the caller's transaction.
+ */
+export async function disableEndpoint(em: EntityManager, logger: Logger, endpointId: string, reason: string): Promise<boolean> {
+  const [endpoint] = await em.execute<{ company_id: string; url: string }[]>(
+    `update webhook_endpoints set status = 'disabled', disabled_reason = ?, disabled_at = now(), updated_at = now()
+      where id = ? and status = 'active' returning company_id, url`,
+    [reason, endpointId],
+  );
+  if (!endpoint) return false;
+  const message = `Endpoint ${endpoint.url} was disabled: ${reason}. Re-enable it with PUT /api/v1/webhook-endpoints/${endpointId} {"status": "active"}.`;
+  await em.execute(
+    `insert into webhook_alerts (id, company_id, created_at, updated_at, kind, endpoint_id, attempt_count, message)
+     values (?, ?, now(), now(), 'endpoint_disabled', ?, 0, ?)`,
+    [uuidv7(), endpoint.company_id, endpointId, message],
+  );
+  logger.warn({ endpointId, companyId: endpoint.company_id, alert: 'webhook_endpoint_disabled' }, message);
+  return true;
+}
+
+/**
+ * Deletes the endpoint for the API: it gets no new deliveries and its pending ones fail at their next attempt.
+ * The row stays (status `deleted`) so its delivery log does too.
+ */
+export async function deleteEndpoint(em: EntityManager, companyId: string, id: string): Promise<void> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  endpoint.status = 'deleted';
+  await em.flush();
+}
+
+/**
+ * Issues a new signing secret. Deliveries are signed with it from now on, and for `overlapMs` also with the one
+ * it replaces (X-Webhook-Signatures), so the subscriber can switch without losing deliveries.
+ */
+export async function rotateEndpointSecret(em: EntityManager, secretBox: SecretBox, companyId: string, id: string, overlapMs: number) {
+  const endpoint = await getEndpoint(em, companyId, id);
+  const secret = newSecret();
+  Object.assign(endpoint, {
+    previousSecretSealed: overlapMs > 0 ? endpoint.secretSealed : null,
+    previousSecretExpiresAt: overlapMs > 0 ? new Date(Date.now() + overlapMs) : null,
+    secretSealed: secretBox.seal(secret),
+  });
+  await em.flush();
+  return { endpoint, secret };
+}

@@ -1,0 +1,202 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client as TemporalClient } from '@temporalio/client';
+import { Client as PgClient } from 'pg';
+import { v5 as uuidv5 } from 'uuid';
+import type { Config } from '../config';
+import type { Orm } from '../db/orm';
+import { isSubscribed } from './subscriptions';
+import type { PayloadShape } from './webhook-endpoint.entity';
+import type { Logger } from '../logger';
+import { type DeliveryToStart, startDeliveryWorkflow } from './delivery-workflows';
+import { deliveryBody } from './delivery-body';
+
+/** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
+const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
+const BATCH_SIZE = 100;
+const STARTS_IN_PARALLEL = 16;
+
+export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
+
+interface EventRow {
+  id: string;
+  company_id: string;
+  event_type: string;
+  data: Record<string, unknown> | null;
+  catalog_data: Record<string, unknown> | null;
+  origin_api_key_id: string | null;
+  created_at: Date;
+}
+
+interface EndpointRow {
+  id: string;
+  company_id: string;
+  api_key_id: string | null;
+  url: string;
+  event_types: string[];
+  payload_shape: PayloadShape;
+}
+
+export interface OutboxDispatcherOptions {
+  orm: Orm;
+  temporal: TemporalClient;
+  taskQueue: string;
+  databaseUrl: string;
+  pollMs: number;
+  logger: Logger;
+}
+
+/**
+ * Turns outbox events into deliveries: one per active endpoint subscribed to the event, except the endpoints
+ * of the API key that made the change (echo prevention), each with its delivery workflow.
+ *
+ * Nothing is lost or doubled if a process dies at any point: events are claimed with FOR UPDATE SKIP LOCKED
+ * (replicas share the work), delivery ids are derived from (event, endpoint), workflows are started before
+ * the claim commits, and a workflow id can be started once. A crash before the commit leaves the event
+ * unclaimed; the next run recreates the same deliveries and finds their workflows already started.
+ */
+export class OutboxDispatcher {
+  private listener: PgClient | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly options: OutboxDispatcherOptions) {}
+
+  /** Listens for new events (NOTIFY at commit) and polls as a fallback, dispatching until stopped. */
+  async start(): Promise<void> {
+    await this.listen();
+    this.timer = setInterval(() => this.kick(), this.options.pollMs);
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+    await this.listener?.end().catch(() => undefined);
+  }
+
+  /** Dispatches one batch of undispatched events; returns how many were dispatched. */
+  async dispatchBatch(): Promise<number> {
+    const em = this.options.orm.em.fork() as EntityManager;
+    return em.transactional(async (tx) => {
+      const events = await tx.execute<EventRow[]>(
+        `select id, company_id, event_type, data, catalog_data, origin_api_key_id, created_at
+           from outbox_events where dispatched_at is null
+          order by created_at, id limit ? for update skip locked`,
+        [BATCH_SIZE],
+      );
+      if (events.length === 0) return 0;
+
+      const deliveries = await this.createDeliveries(tx, events);
+      await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => startDeliveryWorkflow(this.options.temporal, this.options.taskQueue, d));
+      await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
+        JSON.stringify(events.map((e) => e.id)),
+      ]);
+      if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length }, 'outbox dispatched');
+      return events.length;
+    });
+  }
+
+  private async createDeliveries(tx: EntityManager, events: EventRow[]): Promise<DeliveryToStart[]> {
+    const companyIds = [...new Set(events.map((e) => e.company_id))];
+    const endpoints = await tx.execute<EndpointRow[]>(
+      `select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
+        where status = 'active' and company_id in (select json_array_elements_text(?::json)::uuid)`,
+      [JSON.stringify(companyIds)],
+    );
+    const rows: Record<string, unknown>[] = [];
+    const toStart: DeliveryToStart[] = [];
+    for (const event of events) {
+      for (const endpoint of endpoints) {
+        if (endpoint.company_id !== event.company_id || !isSubscribed(endpoint.event_types, event.event_type)) continue;
+        if (endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id) continue;
+        const id = deliveryIdFor(event.id, endpoint.id);
+        const body = deliveryBody(
+          { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: new Date(event.created_at), data: event.data, catalogData: event.catalog_data },
+          endpoint.payload_shape,
+        );
+        rows.push({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, payload: body.payload });
+        toStart.push({
+          input: { deliveryId: id, companyId: event.company_id, endpointId: endpoint.id, eventType: body.eventType },
+          endpointUrl: endpoint.url,
+          eventId: event.id,
+        });
+      }
+    }
+    if (rows.length) {
+      await tx.execute(
+        `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, created_at, updated_at)
+         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, now(), now()
+           from json_to_recordset(?::json) as d(id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text)
+         on conflict (event_id, endpoint_id) do nothing`,
+        [JSON.stringify(rows)],
+      );
+    }
+    return toStart;
+  }
+
+  /** Runs batches until the outbox is drained; a kick while running schedules one more pass. */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          let dispatched = BATCH_SIZE;
+          while (!this.stopped && dispatched === BATCH_SIZE) dispatched = await this.dispatchBatch();
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => {
+      this.running = null;
+    });
+  }
+
+  private async listen(): Promise<void> {
+    const listener = new PgClient({ connectionString: this.options.databaseUrl });
+    listener.on('notification', () => this.kick());
+    listener.on('error', (error) => {
+      this.options.logger.warn({ err: error }, 'outbox listener lost its connection; polling until it is back');
+      this.listener = null;
+      listener.end().catch(() => undefined);
+      this.relisten();
+    });
+    await listener.connect();
+    await listener.query('listen outbox_events');
+    this.listener = listener;
+  }
+
+  private relisten(): void {
+    if (this.stopped) return;
+    setTimeout(() => this.listen().catch(() => this.relisten()), 1000);
+  }
+}
+
+async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]!);
+  });
+  await Promise.all(lanes);
+}
+
+/** Starts a dispatcher configured from the service settings. */
+export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; temporal: TemporalClient; logger: Logger }): Promise<OutboxDispatcher> {
+  const dispatcher = new OutboxDispatcher({
+    orm: deps.orm,
+    temporal: deps.temporal,
+    taskQueue: deps.config.temporal.taskQueue,
+    databaseUrl: deps.config.databaseUrl,
+    pollMs: deps.config.outboxPollMs,
+    logger: deps.logger,
+  });
+  await dispatcher.start();
+  return dispatcher;
+}

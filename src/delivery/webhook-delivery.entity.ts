@@ -1,0 +1,59 @@
+import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
+import { CompanyRecord } from '../domain/company-record';
+import { OutboxEvent } from '../events/outbox-event.entity';
+import { WebhookEndpoint } from './webhook-endpoint.entity';
+
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One event on its way to one endpoint; its id is the X-Webhook-ID every attempt carries. The body is
+ * fixed when the delivery is made, so every attempt and re-run sends the same bytes.
+ */
+@Entity({ tableName: 'webhook_deliveries' })
+@Unique({ name: 'webhook_deliveries_event_endpoint_unique', properties: ['event', 'endpoint'] })
+@Index({ name: 'webhook_deliveries_company_created_idx', properties: ['company', 'createdAt', 'id'] })
+@Index({ name: 'webhook_deliveries_endpoint_created_idx', properties: ['endpoint', 'createdAt'] })
+@Index({ name: 'webhook_deliveries_endpoint_status_idx', properties: ['endpoint', 'status', 'createdAt'] })
+export class WebhookDelivery extends CompanyRecord {
+  @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
+  endpoint!: Ref<WebhookEndpoint>;
+
+  /** The outbox event delivered; null for test deliveries. */
+  @ManyToOne(() => OutboxEvent, { ref: true, nullable: true, deleteRule: 'cascade' })
+  event: Ref<OutboxEvent> | null = null;
+
+  /** As sent in X-Webhook-Event (shape B names for shape B endpoints). */
+  @Property({ type: 'text' })
+  eventType!: string;
+
+  @Property({ type: 'text' })
+  payload!: string;
+
+  @Property({ type: 'boolean' })
+  isTest: Opt<boolean> = false;
+
+  @Property({ type: 'text' })
+  status: Opt<DeliveryStatus> = 'pending';
+
+  @Property({ type: 'integer' })
+  attemptCount: Opt<number> = 0;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  lastAttemptAt: Date | null = null;
+
+  @Property({ type: 'integer', nullable: true })
+  lastStatusCode: number | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  lastError: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  deliveredAt: Date | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  failedAt: Date | null = null;
+}

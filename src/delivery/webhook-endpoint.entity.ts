@@ -1,0 +1,62 @@
+import { Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
+import { ApiKey } from '../domain/accounts/api-key.entity';
+import { CompanyRecord } from '../domain/company-record';
+
+export const PAYLOAD_SHAPES = ['A', 'B'] as const;
+export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
+/** `deleted` endpoints are kept (with their delivery logs) but invisible through the API. */
+export const ENDPOINT_STATUSES = ['active', 'disabled', 'deleted'] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+/**
+ * A subscriber's HTTPS URL and the events it wants. `eventTypes` holds exact shape A names
+ * (`employee.created`), categories (`project.*`) or `*`. An endpoint may belong to an API key: changes that
+ * key makes are not sent back to it (echo prevention).
+ */
+@Entity({ tableName: 'webhook_endpoints' })
+@Index({ name: 'webhook_endpoints_company_idx', properties: ['company', 'createdAt', 'id'] })
+export class WebhookEndpoint extends CompanyRecord {
+  @ManyToOne(() => ApiKey, { ref: true, nullable: true, deleteRule: 'set null' })
+  apiKey: Ref<ApiKey> | null = null;
+
+  @Property({ type: 'text' })
+  url!: string;
+
+  @Property({ type: 'text', nullable: true })
+  description: string | null = null;
+
+  @Property({ type: 'text[]' })
+  eventTypes!: string[];
+
+  @Property({ type: 'text' })
+  payloadShape: Opt<PayloadShape> = 'A';
+
+  /** The signing secret (whsec_…), sealed with ENCRYPTION_KEY; shown to the subscriber once. */
+  @Property({ type: 'text' })
+  secretSealed!: string;
+
+  @Property({ type: 'text' })
+  status: Opt<EndpointStatus> = 'active';
+
+  /** Why the endpoint was disabled (by an operator, a 410 Gone, or failing everything for too long). */
+  @Property({ type: 'text', nullable: true })
+  disabledReason: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  disabledAt: Date | null = null;
+
+  /** When the endpoint started failing every attempt (null while it succeeds); disabled past WEBHOOK_DISABLE_AFTER. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  failingSince: Date | null = null;
+
+  /** The secret before the last rotation; deliveries carry its signature too until `previousSecretExpiresAt`. */
+  @Property({ type: 'text', nullable: true })
+  previousSecretSealed: string | null = null;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null = null;
+
+  /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
+  @Property({ type: 'integer', nullable: true })
+  maxAttemptsPerSecond: number | null = null;
+}

@@ -1,0 +1,177 @@
+import {
+  type Client,
+  type ScheduleHandle,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  ServiceError,
+  type WorkflowHandle,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { apiErrorFromWorkflow } from './failures';
+import { resultWithin } from './result-within';
+import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from './search-attributes';
+import {
+  type ScheduleGateway,
+  ScheduleMissing,
+  ScheduleRefused,
+  WorkflowAlreadyStarted,
+  type WorkflowGateway,
+  type WorkflowLabels,
+  type WorkflowOutcome,
+  type WorkflowStart,
+} from './workflow-gateway';
+
+/** The gRPC status of a request Temporal refuses as malformed. */
+const GRPC_INVALID_ARGUMENT = 3;
+
+/** The search attributes of WorkflowLabels. */
+function searchAttributesOf(labels: WorkflowLabels) {
+  return [
+    { key: COMPANY_ID, value: labels.companyId },
+    { key: EVENT_TYPE, value: labels.eventType },
+    { key: RECORD_KEY, value: labels.recordKey },
+    ...(labels.approvalStatus ? [{ key: APPROVAL_STATUS, value: labels.approvalStatus }] : []),
+  ];
+}
+
+function startOptions(start: WorkflowStart, taskQueue: string): WorkflowStartOptions {
+  return {
+    taskQueue,
+    workflowId: start.workflowId,
+    args: [start.input],
+    ...(start.whenOpen === 'join' ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
+    workflowIdReusePolicy: start.afterClosed === 'start' ? 'ALLOW_DUPLICATE' : 'ALLOW_DUPLICATE_FAILED_ONLY',
+    ...(start.memo ? { memo: start.memo } : {}),
+    typedSearchAttributes: searchAttributesOf(start.labels),
+    staticSummary: start.summary,
+    ...(start.details ? { staticDetails: start.details } : {}),
+  };
+}
+
+/** The domain's errors for what Temporal throws: a closed run that may not start again, or the business error a run failed with. */
+function domainError(error: unknown): unknown {
+  if (error instanceof WorkflowExecutionAlreadyStartedError) return new WorkflowAlreadyStarted(error.message, { cause: error });
+  return apiErrorFromWorkflow(error);
+}
+
+async function awaitOutcome<R>(handle: WorkflowHandle, waitMs: number): Promise<WorkflowOutcome<R>> {
+  let outcome;
+  try {
+    outcome = await resultWithin<R>(handle, waitMs);
+  } catch (error) {
+    throw error instanceof WorkflowFailedError ? apiErrorFromWorkflow(error) : error;
+  }
+  if (outcome.finished) return outcome;
+  const { memo } = await handle.describe();
+  return { finished: false, memo: memo ?? {} };
+}
+
+function temporalSchedules(temporal: Client, taskQueue: string): ScheduleGateway {
+  const onSchedule = async (scheduleId: string, act: (handle: ScheduleHandle) => Promise<void>) => {
+    try {
+      await act(temporal.schedule.getHandle(scheduleId));
+    } catch (error) {
+      throw error instanceof ScheduleNotFoundError ? new ScheduleMissing(error.message, { cause: error }) : error;
+    }
+  };
+  return {
+    async create({ scheduleId, cron, timezone, run, note }) {
+      try {
+        await temporal.schedule.create({
+          scheduleId,
+          spec: { cronExpressions: [cron], timezone },
+          action: {
+            type: 'startWorkflow',
+            workflowType: run.workflowType,
+            taskQueue,
+            args: [run.input],
+            workflowId: run.workflowId,
+            typedSearchAttributes: searchAttributesOf(run.labels),
+            staticSummary: run.summary,
+          },
+          policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+          state: { note },
+        });
+      } catch (error) {
+        if (error instanceof ServiceError && (error.cause as { code?: number } | undefined)?.code === GRPC_INVALID_ARGUMENT) {
+          throw new ScheduleRefused(error.message, { cause: error });
+        }
+        throw error;
+      }
+    },
+    async describe(scheduleId) {
+      try {
+        const { state, info } = await temporal.schedule.getHandle(scheduleId).describe();
+        return { paused: state.paused, nextRunAt: info.nextActionTimes[0]?.toISOString() ?? null };
+      } catch (error) {
+        if (error instanceof ScheduleNotFoundError) return null;
+        throw error;
+      }
+    },
+    pause: (scheduleId, note) => onSchedule(scheduleId, (handle) => handle.pause(note)),
+    unpause: (scheduleId, note) => onSchedule(scheduleId, (handle) => handle.unpause(note)),
+    trigger: (scheduleId) => onSchedule(scheduleId, (handle) => handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL)),
+    async delete(scheduleId) {
+      await temporal.schedule
+        .getHandle(scheduleId)
+        .delete()
+        .catch((error: unknown) => {
+          if (!(error instanceof ScheduleNotFoundError)) throw error;
+        });
+    },
+  };
+}
+
+/** The domain's WorkflowGateway, on Temporal: every run on `taskQueue`. */
+export function temporalWorkflows(temporal: Client, taskQueue: string): WorkflowGateway {
+  return {
+    async start(start) {
+      try {
+        await temporal.workflow.start(start.workflowType, startOptions(start, taskQueue));
+      } catch (error) {
+        throw domainError(error);
+      }
+    },
+
+    async startAndAwait<R>(start: WorkflowStart, waitMs: number) {
+      const handle = await temporal.workflow.start(start.workflowType, startOptions(start, taskQueue));
+      return awaitOutcome<R>(handle, waitMs);
+    },
+
+    async signalAndAwait<R>(start: WorkflowStart, signal: { name: string; args: unknown[] }, waitMs: number) {
+      let handle;
+      try {
+        // A signal goes to the open run whatever the start says: there is no conflict to resolve.
+        const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, taskQueue);
+        handle = await temporal.workflow.signalWithStart(start.workflowType, { ...options, signal: signal.name, signalArgs: signal.args });
+      } catch (error) {
+        throw domainError(error);
+      }
+      return awaitOutcome<R>(handle, waitMs);
+    },
+
+    async update<R>(start: WorkflowStart, update: { name: string; args: unknown[] }, waitMs: number) {
+      const answer = temporal.workflow.executeUpdateWithStart(update.name, {
+        args: update.args,
+        startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, taskQueue), workflowIdConflictPolicy: 'USE_EXISTING' }),
+      });
+      const timer = new AbortController();
+      try {
+        const answered = await Promise.race([answer.then((result) => ({ result: result as R })), delay(waitMs, null, { signal: timer.signal })]);
+        // A worker may still take it later.
+        if (!answered) answer.catch(() => undefined);
+        return answered;
+      } catch (error) {
+        throw domainError(error);
+      } finally {
+        timer.abort();
+      }
+    },
+
+    schedules: temporalSchedules(temporal, taskQueue),
+  };
+}
