@@ -1,8 +1,8 @@
 import type { VendorLocationCreate, VendorLocation as VendorLocationRecord, VendorLocationUpdate } from '../../generated/schemas';
+import { normaliseState } from '../common/postal-address';
 import { lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';
 import { coordinatesField } from '../records/wire-mapping';
-import { normaliseState } from './postal-address';
 import { VendorLocation } from './vendor-location.entity';
 import { Vendor } from './vendor.entity';
 

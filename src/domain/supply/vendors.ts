@@ -8,8 +8,8 @@ import {
   vendorUpdatedData,
 } from '../../events/payloads/supply';
 import { ApiError } from '../../errors';
+import { normaliseState, splitAddress } from '../common/postal-address';
 import { RecordService } from '../records/record-service';
-import { normaliseState, splitAddress } from './postal-address';
 import { refuseWithPurchaseOrders } from './purchase-order.entity';
 import { Vendor } from './vendor.entity';
 
