@@ -2,6 +2,7 @@ import { ConsoleUser } from '../console/users/console-user.entity';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { Company } from '../domain/accounts/company.entity';
 import { Contact } from '../domain/business/contact.entity';
+import { PostalAddress } from '../domain/common/postal-address';
 import { Customer } from '../domain/business/customer.entity';
 import { Location } from '../domain/business/location.entity';
 import { Department } from '../domain/people/department.entity';
@@ -26,8 +27,9 @@ import { WebhookEndpoint } from '../delivery/webhook-endpoint.entity';
 import { WebhookRecovery } from '../delivery/webhook-recovery.entity';
 import { OutboxEvent } from '../events/outbox-event.entity';
 
-/** Every mapped entity, listed explicitly so discovery is the same from src/ and dist/. */
+/** Every mapped entity and embeddable, listed explicitly so discovery is the same from src/ and dist/. */
 export const ENTITIES = [
+  PostalAddress,
   Company,
   ApiKey,
   Skill,

@@ -1,3 +1,6 @@
+import type { PostalAddress } from './common/postal-address';
+import type { PostalAddress as PostalAddressData } from '../generated/schemas';
+
 /** Value formatting shared by the event payload builders. */
 export const iso = (date: Date | null | undefined): string | null => (date ? date.toISOString() : null);
 
@@ -11,3 +14,12 @@ export function dateAndTime(date: Date | null): { date: string | null; time: str
 /** One-line postal address from its parts, skipping the empty ones. */
 export const joinAddress = (...parts: (string | null | undefined)[]): string | null =>
   parts.filter((p) => p && p.trim()).join(', ') || null;
+
+/** An address as shape A carries it (a customer's billing address, a vendor's, a project's site): no second line. */
+export const postalAddressData = (address: PostalAddress): PostalAddressData => ({
+  address_line_1: address.line1,
+  city: address.city,
+  province: address.province,
+  postal_code: address.postalCode,
+  country: address.country,
+});

@@ -12,6 +12,6 @@ export const locationsResource = defineResource({
   filters: [
     byId('customer_id', 'customer', 'Locations of this customer.'),
     byText('name', 'name', 'Locations with this name (ignoring case).'),
-    byText('city', 'city', 'Locations in this city (ignoring case).'),
+    byText('city', 'address.city', 'Locations in this city (ignoring case).'),
   ],
 });

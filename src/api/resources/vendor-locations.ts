@@ -11,8 +11,8 @@ export const vendorLocationsResource = defineResource({
   service: vendorLocations,
   filters: [
     byId('vendor_id', 'vendor', 'Locations of this vendor.'),
-    byText('city', 'city', 'Locations in this city (ignoring case).'),
-    byText('state', 'state', 'Locations in this state or province (2-letter code).'),
+    byText('city', 'address.city', 'Locations in this city (ignoring case).'),
+    byText('state', 'address.province', 'Locations in this state or province (2-letter code).'),
     byFlag('is_primary', 'isPrimary', 'Only primary (true) or only other (false) sites.'),
   ],
 });

@@ -16,6 +16,6 @@ export const vendorsResource = defineResource({
     byValue('approval_status', 'approvalStatus', VENDOR_APPROVAL_STATUSES, 'Vendors with this approval status.'),
     byMember('trade_specialty', 'tradeSpecialty', 'Vendors offering this trade (exact).'),
     byMember('region', 'regions', 'Vendors serving this region (exact).'),
-    byText('state', 'state', 'Vendors in this state or province (2-letter code).'),
+    byText('state', 'address.province', 'Vendors in this state or province (2-letter code).'),
   ],
 });

@@ -13,6 +13,7 @@ import { Migration20261125000000PurchaseOrders } from './Migration20261125000000
 import { Migration20261125000000RequestAdmission } from './Migration20261125000000RequestAdmission';
 import { Migration20261125000100RecordCounts } from './Migration20261125000100RecordCounts';
 import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
+import { Migration20261127000000PostalAddress } from './Migration20261127000000PostalAddress';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125000000RequestAdmission', class: Migration20261125000000RequestAdmission },
   { name: 'Migration20261125000100RecordCounts', class: Migration20261125000100RecordCounts },
   { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
+  { name: 'Migration20261127000000PostalAddress', class: Migration20261127000000PostalAddress },
 ];

@@ -12,21 +12,13 @@ import type {
   LocationCreatedData,
   LocationDeletedData,
   LocationUpdatedData,
-  PostalAddress,
 } from '../../generated/schemas';
+import { postalAddressData } from '../event-format';
 
 /*
  * Customer, location and contact events exist in shape A only (6.1); shape B endpoints receive them in
  * shape A. Relations the builders read (a location's customer) must be loaded.
  */
-
-const billingAddress = (customer: Customer): PostalAddress => ({
-  address_line_1: customer.billingAddressLine1,
-  city: customer.billingCity,
-  province: customer.billingProvince,
-  postal_code: customer.billingPostalCode,
-  country: customer.billingCountry,
-});
 
 const customerFields = (customer: Customer) => ({
   id: customer.id,
@@ -34,7 +26,7 @@ const customerFields = (customer: Customer) => ({
   type: customer.type,
   email: customer.email,
   phone: customer.phone,
-  billing_address: billingAddress(customer),
+  billing_address: postalAddressData(customer.billingAddress),
 });
 
 export const customerCreatedData = (customer: Customer, ctx: ChangeContext): CustomerCreatedData => ({
@@ -63,12 +55,12 @@ const locationFields = (location: Location) => {
     id: location.id,
     customer_id: customer.id,
     name: location.name,
-    address_line_1: location.addressLine1,
-    address_line_2: location.addressLine2,
-    city: location.city,
-    province: location.province,
-    postal_code: location.postalCode,
-    country: location.country,
+    address_line_1: location.address.line1,
+    address_line_2: location.address.line2,
+    city: location.address.city,
+    province: location.address.province,
+    postal_code: location.address.postalCode,
+    country: location.address.country,
     coordinates: { latitude: location.latitude, longitude: location.longitude },
     customer: { id: customer.id, name: customer.name },
   };

@@ -1,4 +1,5 @@
-import { Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { Embedded, Entity, Index, ManyToOne, Property, Unique, type Ref } from '@mikro-orm/core';
+import { PostalAddress } from '../common/postal-address';
 import { CompanyRecord } from '../company-record';
 import { Employee } from '../people/employee.entity';
 
@@ -28,23 +29,8 @@ export class Customer extends CompanyRecord {
   @Property({ type: 'text', nullable: true })
   notes: string | null = null;
 
-  @Property({ type: 'text', fieldName: 'billing_address_line_1', nullable: true })
-  billingAddressLine1: string | null = null;
-
-  @Property({ type: 'text', fieldName: 'billing_address_line_2', nullable: true })
-  billingAddressLine2: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  billingCity: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  billingProvince: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  billingPostalCode: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  billingCountry: string | null = null;
+  @Embedded(() => PostalAddress, { prefix: 'billing_' })
+  billingAddress = new PostalAddress();
 
   @ManyToOne(() => Employee, { ref: true, nullable: true, deleteRule: 'set null' })
   accountManager: Ref<Employee> | null = null;

@@ -27,12 +27,12 @@ export const customers = new RecordService<Customer, CustomerRecord, CustomerCre
     notes: 'notes',
     billing_address: {
       nested: {
-        address_line_1: 'billingAddressLine1',
-        address_line_2: 'billingAddressLine2',
-        city: 'billingCity',
-        province: 'billingProvince',
-        postal_code: 'billingPostalCode',
-        country: 'billingCountry',
+        address_line_1: 'billingAddress.line1',
+        address_line_2: 'billingAddress.line2',
+        city: 'billingAddress.city',
+        province: 'billingAddress.province',
+        postal_code: 'billingAddress.postalCode',
+        country: 'billingAddress.country',
       },
     },
     account_manager_id: { relation: 'accountManager', target: Employee, label: 'an employee' },

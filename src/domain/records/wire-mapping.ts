@@ -1,20 +1,26 @@
 import type { EntityClass } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
+import type { PostalAddress } from '../common/postal-address';
 import type { CompanyRecord } from '../company-record';
 import { idOf, type IdRef, type View } from '../page';
+
+/** A property of the entity, or a part of its embedded postal address (`address.city`). */
+export type PropertyPath<E> =
+  | (keyof E & string)
+  | { [K in keyof E & string]: E[K] extends PostalAddress ? `${K}.${keyof PostalAddress & string}` : never }[keyof E & string];
 
 /**
  * How one wire field (the snake_case name REST and inbound use) maps onto an entity: the one place a
  * record's fields are renamed, in both directions.
  */
 export type FieldMapping<E> =
-  /** A property holding the same value as the wire field. */
-  | (keyof E & string)
+  /** A property (or a part of an embedded value) holding the same value as the wire field. */
+  | PropertyPath<E>
   /** A many-to-one relation: an id on the wire, checked to be the company's own record on write. */
   | { relation: keyof E & string; target: EntityClass<CompanyRecord>; label: string }
   /** A wire object whose members are properties of the entity (e.g. billing_address). */
-  | { nested: Record<string, keyof E & string> }
+  | { nested: Record<string, PropertyPath<E>> }
   /**
    * Anything else: normalised input, derived output, or references found (or made) in the company's records.
    * Without `write` the field is read-only (the schemas do not accept it).
@@ -43,14 +49,29 @@ const clean = (value: unknown) => (typeof value === 'string' ? value.trim() : va
 
 type Reader<E> = (source: Record<string, unknown>, view: View<E>) => unknown;
 
+type Values = Record<string, unknown>;
+
+/** Reads the value at a property path; a path's two names are split once, not per row. */
+function pathReader(path: string): (source: Values) => unknown {
+  const [outer, inner] = path.split('.') as [string, string | undefined];
+  if (inner === undefined) return (source) => source[outer] ?? null;
+  return (source) => (source[outer] as Values)[inner] ?? null;
+}
+
+function writePath(target: Values, path: string, value: unknown): void {
+  const [outer, inner] = path.split('.') as [string, string | undefined];
+  if (inner === undefined) target[outer] = value;
+  else (target[outer] as Values)[inner] = value;
+}
+
 function readerOf<E>(how: FieldMapping<E>): Reader<E> {
-  if (typeof how === 'string') return (source) => source[how] ?? null;
+  if (typeof how === 'string') return pathReader(how);
   if ('relation' in how) return (source) => idOf((source[how.relation] as IdRef | null | undefined) ?? null);
   if ('nested' in how) {
-    const members = Object.entries(how.nested);
+    const members = Object.entries(how.nested).map(([member, path]) => [member, pathReader(path)] as const);
     return (source) => {
       const nested: Record<string, unknown> = {};
-      for (const [member, prop] of members) nested[member] = source[prop] ?? null;
+      for (const [member, read] of members) nested[member] = read(source);
       return nested;
     };
   }
@@ -97,13 +118,13 @@ export async function applyWire<E extends CompanyRecord>(
   for (const [field, how] of Object.entries(mapping) as [string, FieldMapping<E>][]) {
     const value = given[field];
     if (value === undefined) continue;
-    if (typeof how === 'string') target[how] = clean(value);
+    if (typeof how === 'string') writePath(target, how, clean(value));
     else if ('relation' in how) target[how.relation] = value === null ? null : await companyReference(em, companyId, how, field, value as string);
     else if ('nested' in how) {
       // null clears every member; an object changes the members it names.
       const members = value === null ? Object.fromEntries(Object.keys(how.nested).map((m) => [m, null])) : (value as Record<string, unknown>);
       for (const [member, memberValue] of Object.entries(members)) {
-        if (memberValue !== undefined && how.nested[member]) target[how.nested[member]] = clean(memberValue);
+        if (memberValue !== undefined && how.nested[member]) writePath(target, how.nested[member], clean(memberValue));
       }
     } else if (how.write) await how.write(entity, clean(value), { em, companyId, field });
     else throw new Error(`${field} is read-only`);

@@ -10,6 +10,7 @@ import type {
   VendorUpdatedData,
 } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
+import { postalAddressData } from '../event-format';
 
 /** `changes` of vendor.updated: each changed field of the vendor's REST form; regions as a set. */
 export const VENDOR_SET_FIELDS = ['regions'];
@@ -23,13 +24,7 @@ export const vendorCreatedData = (vendor: Vendor, ctx: ChangeContext): VendorCre
   primary_contact_name: vendor.primaryContactName,
   primary_contact_email: vendor.primaryContactEmail,
   primary_contact_phone: vendor.primaryContactPhone,
-  address: {
-    address_line_1: vendor.addressLine1,
-    city: vendor.city,
-    province: vendor.state,
-    postal_code: vendor.zipCode,
-    country: vendor.country,
-  },
+  address: postalAddressData(vendor.address),
   rating: vendor.rating,
   insurance_expiry_date: vendor.insuranceExpiryDate,
   compliance_expiry_date: vendor.complianceExpiryDate,

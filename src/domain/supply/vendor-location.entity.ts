@@ -1,4 +1,5 @@
-import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
+import { Embedded, Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
+import { PostalAddress } from '../common/postal-address';
 import { CompanyRecord } from '../company-record';
 import { Vendor } from './vendor.entity';
 
@@ -16,23 +17,8 @@ export class VendorLocation extends CompanyRecord {
   @Property({ type: 'text' })
   name!: string;
 
-  @Property({ type: 'text', fieldName: 'address_line_1', nullable: true })
-  addressLine1: string | null = null;
-
-  @Property({ type: 'text', fieldName: 'address_line_2', nullable: true })
-  addressLine2: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  city: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  state: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  postalCode: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  country: string | null = null;
+  @Embedded(() => PostalAddress, { prefix: false })
+  address = new PostalAddress();
 
   @Property({ type: 'text', nullable: true })
   phone: string | null = null;

@@ -1,8 +1,8 @@
 import type { VendorLocationCreate, VendorLocation as VendorLocationRecord, VendorLocationUpdate } from '../../generated/schemas';
+import { normaliseState } from '../common/postal-address';
 import { lockNaturalKey } from '../natural-keys';
 import { RecordService } from '../records/record-service';
 import { coordinatesField } from '../records/wire-mapping';
-import { normaliseState } from './postal-address';
 import { VendorLocation } from './vendor-location.entity';
 import { Vendor } from './vendor.entity';
 
@@ -16,12 +16,12 @@ export const vendorLocations = new RecordService<VendorLocation, VendorLocationR
   wire: {
     vendor_id: { relation: 'vendor', target: Vendor, label: 'a vendor' },
     name: 'name',
-    address_line_1: 'addressLine1',
-    address_line_2: 'addressLine2',
-    city: 'city',
-    state: 'state',
-    postal_code: 'postalCode',
-    country: 'country',
+    address_line_1: 'address.line1',
+    address_line_2: 'address.line2',
+    city: 'address.city',
+    state: 'address.province',
+    postal_code: 'address.postalCode',
+    country: 'address.country',
     phone: 'phone',
     email: 'email',
     is_primary: 'isPrimary',

@@ -1,4 +1,5 @@
-import { Entity, Index, type Opt, Property, Unique } from '@mikro-orm/core';
+import { Embedded, Entity, Index, type Opt, Property, Unique } from '@mikro-orm/core';
+import { PostalAddress } from '../common/postal-address';
 import { CompanyRecord } from '../company-record';
 
 export const VENDOR_TYPES = ['subcontractor', 'supplier', 'consultant'] as const;
@@ -27,24 +28,8 @@ export class Vendor extends CompanyRecord {
   @Property({ type: 'text', nullable: true })
   primaryContactPhone: string | null = null;
 
-  @Property({ type: 'text', fieldName: 'address_line_1', nullable: true })
-  addressLine1: string | null = null;
-
-  @Property({ type: 'text', fieldName: 'address_line_2', nullable: true })
-  addressLine2: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  city: string | null = null;
-
-  /** A 2-letter code when the input named a US state or Canadian province. */
-  @Property({ type: 'text', nullable: true })
-  state: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  zipCode: string | null = null;
-
-  @Property({ type: 'text', nullable: true })
-  country: string | null = null;
+  @Embedded(() => PostalAddress, { prefix: false })
+  address = new PostalAddress();
 
   @Property({ type: 'text', nullable: true })
   approvalStatus: (typeof VENDOR_APPROVAL_STATUSES)[number] | null = null;

@@ -8,8 +8,8 @@ import {
   vendorUpdatedData,
 } from './supply-events';
 import { ApiError } from '../../errors';
+import { normaliseState, splitAddress } from '../common/postal-address';
 import { RecordService } from '../records/record-service';
-import { normaliseState, splitAddress } from './postal-address';
 import { refuseWithPurchaseOrders } from './purchase-order.entity';
 import { Vendor } from './vendor.entity';
 
@@ -66,12 +66,12 @@ export const vendors = new RecordService<Vendor, VendorRecord, VendorCreate, Ven
     primary_contact_name: 'primaryContactName',
     primary_contact_email: 'primaryContactEmail',
     primary_contact_phone: 'primaryContactPhone',
-    address: 'addressLine1',
-    address_line2: 'addressLine2',
-    city: 'city',
-    state: 'state',
-    zip_code: 'zipCode',
-    country: 'country',
+    address: 'address.line1',
+    address_line2: 'address.line2',
+    city: 'address.city',
+    state: 'address.province',
+    zip_code: 'address.postalCode',
+    country: 'address.country',
     approval_status: 'approvalStatus',
     rating: 'rating',
     regions: 'regions',

@@ -7,7 +7,7 @@ import type { Project } from './project.entity';
 import type { CatalogEmployeeAssignedData, Project as ProjectRecord, ProjectRef } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
 import type { EventPayload } from '../../events/registry';
-import { joinAddress } from '../event-format';
+import { joinAddress, postalAddressData } from '../event-format';
 
 export interface ProjectSnapshot {
   project: Project;
@@ -17,8 +17,8 @@ export interface ProjectSnapshot {
   owners: Employee[];
 }
 
-export const siteAddress = (location: Location) =>
-  joinAddress(location.addressLine1, location.addressLine2, location.city, location.province, location.postalCode, location.country);
+export const siteAddress = ({ address }: Location) =>
+  joinAddress(address.line1, address.line2, address.city, address.province, address.postalCode, address.country);
 
 export const projectRef = (project: Project): ProjectRef => ({ id: project.id, project_code: project.projectCode, project_name: project.name });
 
@@ -35,15 +35,7 @@ export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: stri
       start_date: project.startDate,
       end_date: project.endDate,
       customer: { id: customer.id, name: customer.name, type: customer.type, email: customer.email, phone: customer.phone },
-      location: {
-        id: location.id,
-        name: location.name,
-        address_line_1: location.addressLine1,
-        city: location.city,
-        province: location.province,
-        postal_code: location.postalCode,
-        country: location.country,
-      },
+      location: { id: location.id, name: location.name, ...postalAddressData(location.address) },
       contacts: contacts.map((c) => ({
         id: c.id,
         first_name: c.firstName,

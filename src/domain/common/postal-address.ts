@@ -1,4 +1,31 @@
+import { Embeddable, Property } from '@mikro-orm/core';
 import { ApiError } from '../../errors';
+
+/**
+ * The postal address of a customer (billing), a location, a vendor or a vendor's site: one set of columns,
+ * embedded under each owner's prefix. Every part is null when not known.
+ */
+@Embeddable()
+export class PostalAddress {
+  @Property({ type: 'text', fieldName: 'address_line_1', nullable: true })
+  line1: string | null = null;
+
+  @Property({ type: 'text', fieldName: 'address_line_2', nullable: true })
+  line2: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  city: string | null = null;
+
+  /** The state, province or territory; vendors and their sites keep the 2-letter code of a US or Canadian one. */
+  @Property({ type: 'text', nullable: true })
+  province: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  postalCode: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  country: string | null = null;
+}
 
 /** US states, DC and territories, and Canadian provinces and territories: code → full name. */
 const STATES: Readonly<Record<string, string>> = {
