@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { EVENT_REGISTRY, type EventDefinition } from '../events/registry';
+import { CRON_PATTERN } from '../domain/reporting/report-schedules';
+import { EVENT_REGISTRY, type EventDefinition, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../events/registry';
 import { PROJECT_ROOT } from '../paths';
 import { type JsonSchema, loadSchemaFiles, resolveRef } from '../schemas/schema-files';
 import { INBOUND_SOURCES } from './routes/inbound/sources';
@@ -17,6 +18,33 @@ type Json = Record<string, unknown>;
 
 const ERROR = { $ref: '#/components/schemas/ErrorBody' };
 const errorResponse = (description: string, headers?: Json) => ({ description, headers, content: { 'application/json': { schema: ERROR } } });
+
+/**
+ * What the service checks in code beyond the JSON Schema that validates a request, where a schema keyword can
+ * say it: the document states it too, so clients and generators send what is accepted. (The request schemas
+ * leave these to the code for its clearer errors: "contains "x", which is neither an event type nor a category".)
+ */
+const CHECKED_IN_CODE: Record<string, (schema: Json) => Json> = {
+  'rest/webhook-endpoints.json#/$defs/eventTypes': (schema) => ({
+    ...schema,
+    items: { enum: ['*', ...[...SUBSCRIBABLE_CATEGORIES.keys()].map((category) => `${category}.*`), ...SUBSCRIBABLE_NAMES.keys()] },
+  }),
+  'rest/webhook-endpoints.json#/$defs/create': (schema) => withProperty(schema, 'url', { pattern: '^https://' }),
+  'rest/report-schedules.json#/$defs/cron': (schema) => ({ ...schema, pattern: CRON_PATTERN }),
+  // Exactly one of the two names the customer, and the location (src/api/resources/projects.ts).
+  'rest/projects.json#/$defs/create': (schema) => ({
+    ...schema,
+    allOf: [
+      { oneOf: [{ required: ['customer_id'] }, { required: ['customer'] }] },
+      { oneOf: [{ required: ['location_id'] }, { required: ['location'] }] },
+    ],
+  }),
+};
+
+function withProperty(schema: Json, name: string, refinement: Json): Json {
+  const properties = schema.properties as Record<string, Json>;
+  return { ...schema, properties: { ...properties, [name]: { ...properties[name], ...refinement } } };
+}
 
 /** Turns schema references into component names, collecting each schema the document uses once. */
 class Components {
@@ -36,7 +64,8 @@ class Components {
     if (!name) {
       name = this.nameOf(target.fileId, target.pointer, target.node);
       this.names.set(key, name);
-      this.schemas[name] = this.rewrite(target.node, target.fileId) as Json;
+      const schema = this.rewrite(target.node, target.fileId) as Json;
+      this.schemas[name] = CHECKED_IN_CODE[key]?.(schema) ?? schema;
     }
     return { $ref: `#/components/schemas/${name}` };
   }

@@ -5,13 +5,12 @@
 - A POST /webhooks/inbound whose case carries X-Webhook-Timestamp and X-Webhook-Signature is sent as exact
   JSON bytes, signed with the case's key's secret over `<timestamp>.<body>`; a case without one of them (a
   missing-header check) keeps it missing.
-- Path ids: about half of the generated ids are swapped for ids of records the test created, chosen from
-  the generated id itself (so a seed still repeats the run), so operations on one record get past their 404.
-  An operation that changes a record's state has records of its own (a PUT cannot rename the approver role
-  another operation relies on), and a DELETE takes each of its records once. A path with two ids (a
-  timesheet's entry) gets a pair that belongs together.
-- Bodies: in about half of the valid bodies, references to other records (customer_id, employee_id, …) name
-  records that exist, so creates get past "does not match a … of your company".
+- Path ids: every other generated id is swapped for the id of a record the test created (seeds.ts), so
+  operations on one record get past their 404. An operation that uses its record up (a DELETE, a lifecycle
+  step) has records of its own and takes a new one for each valid case. A path with two ids (a timesheet's
+  entry) gets a pair that belongs together. Purchase orders are a second company's (see seeds.ts).
+- Bodies: in every other valid body, references to other records (customer_id, employee_id, …) name records
+  that exist, and values that must be unique in the company (emp_number, names) are made unique.
 - Idempotency-Key: a valid one is made unique per case (generators repeat values, and a reused key is a 422).
 - Each signed inbound event_type is recorded, so the test can prove every operation was reached, and so is
   every response's status (with the error's code and field), per operation, for the test's own account.
@@ -19,6 +18,7 @@
   %PDF-, …), so they get past the content check to the rest of the route.
 """
 
+import collections
 import hashlib
 import hmac
 import json
@@ -75,9 +75,15 @@ class KeyPool:
         _set_header(case.headers, "X-API-Key", data)
 
 
-def _choice(value):
-    """A number drawn from a generated value, so that a seed still repeats the run."""
-    return int(hashlib.sha256(str(value).encode("utf-8", "surrogatepass")).hexdigest(), 16)
+_TURNS = collections.Counter()
+
+
+def _turn(key):
+    """How many times this key was asked for, this time included: the coverage phase repeats its values, so a
+    choice drawn from a value would fall the same way every time; the order of the cases is the seed's."""
+    with _LOCK:
+        _TURNS[key] += 1
+        return _TURNS[key]
 
 
 def _purchasing(case):
@@ -88,26 +94,29 @@ def _positive(case):
     return case.meta is not None and case.meta.generation.mode.value == "positive"
 
 
+def _operation(case):
+    return f"{case.operation.method.upper()} {case.operation.path}"
+
+
 def _use_records(case):
     """Swaps the generated path ids for ids of records the test created: every valid case of an operation that
-    uses its record up (a DELETE, a lifecycle step) takes a record of its own, once; otherwise about half of the
-    cases take one of the operation's records (chosen from the generated id, so a seed repeats the run)."""
+    uses its record up (a DELETE, a lifecycle step) takes a record of its own, once; every other case of the
+    other operations takes one of the operation's records."""
     parameters = case.path_parameters
-    generated = (parameters or {}).get("id")
-    if not isinstance(generated, str):
+    if not isinstance((parameters or {}).get("id"), str):
         return
-    key = f"{case.operation.method.upper()} {case.operation.path}"
+    key = _operation(case)
     operations = _RECORD_IDS["operations"]
     chosen = None
-    with _LOCK:
-        if key in _USED_UP:
+    if key in _USED_UP:
+        with _LOCK:
             if _positive(case) and operations.get(key):
                 chosen = operations[key].pop(0)
-        else:
-            pool = operations.get(key) or operations.get(case.operation.path)
-            choice = _choice(generated)
-            if pool and choice % 2 == 0:
-                chosen = pool[(choice // 2) % len(pool)]
+    else:
+        pool = operations.get(key) or operations.get(case.operation.path)
+        turn = _turn(key)
+        if pool and turn % 2:
+            chosen = pool[(turn // 2) % len(pool)]
     if isinstance(chosen, dict):
         parameters.update(chosen)
     elif chosen is not None:
@@ -119,24 +128,37 @@ def _uuid_like(value):
 
 
 def _refer_to_records(case):
-    """Half of the record references in a valid body (chosen from the generated id) name records that exist."""
+    """In every other valid body, the references to other records (customer_id, employee_id, …) name records
+    that exist, a location one of its customer's, a received line item one of the order's; and the values that
+    must be unique in the company (emp_number, names) are made so."""
     body = case.body
     if not isinstance(body, dict) or not _positive(case):
         return
+    turn = _turn(f"{_operation(case)} body")
+    if turn % 2 == 0:
+        return
     references = _RECORD_IDS["purchasing_references" if _purchasing(case) else "references"]
-    pair = None
     for field, value in list(body.items()):
         kind = references["fields"].get(field)
-        if kind is None or not _uuid_like(value) or _choice(value) % 2:
-            continue
-        if kind == "location" and _uuid_like(body.get("customer_id")) and references["location_pairs"]:
-            # A location must be one of the customer's: the two are chosen together.
-            pair = pair or references["location_pairs"][_choice(value) % len(references["location_pairs"])]
-            body.update(pair)
-            continue
-        pool = references.get(kind)
-        if pool:
-            body[field] = pool[_choice(value) % len(pool)]
+        pool = references.get(kind) if kind else None
+        if pool and _uuid_like(value):
+            body[field] = pool[(turn // 2) % len(pool)]
+        elif field == "url" and case.operation.path.startswith("/api/v1/webhook-endpoints"):
+            body[field] = _ENDPOINT_URL
+        elif field in _UNIQUE and isinstance(value, str):
+            body[field] = f"{value[:50]} {turn}" if field != "emp_number" else f"FUZZ-{turn}"
+    if _uuid_like(body.get("location_id")) and _uuid_like(body.get("customer_id")) and references["location_pairs"]:
+        body.update(references["location_pairs"][(turn // 2) % len(references["location_pairs"])])
+    line_items = _RECORD_IDS["line_items"].get((case.path_parameters or {}).get("id"))
+    if line_items and isinstance(body.get("received_items"), list):
+        for n, item in enumerate(body["received_items"]):
+            if isinstance(item, dict) and _uuid_like(item.get("line_item_id")):
+                item["line_item_id"] = line_items[n % len(line_items)]
+
+
+_UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "project_code"}
+# The test's subscriber endpoint: loopback, which the test's configuration allows.
+_ENDPOINT_URL = "https://127.0.0.1:9/fuzz"
 
 
 _IDEMPOTENCY_KEY = re.compile(r"^[!-~]{1,255}$")
@@ -190,6 +212,7 @@ def after_call(context, case, response):
         "status": response.status_code,
         "positive": meta is not None and meta.generation.mode.value == "positive",
         "phase": meta.phase.name.value if meta is not None else None,
+        "path_parameters": case.path_parameters,
         "code": error.get("code"),
         "field": details.get("field"),
         "reason": details.get("reason"),

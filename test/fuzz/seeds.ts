@@ -15,7 +15,8 @@ interface References {
  * What the fuzz run's hooks (hooks.py) take from the test: records for the operations on one record, and
  * records that references in generated bodies can name.
  * - `operations`: by `METHOD /path` for an operation with records of its own, else by `/path`.
- * - `used_up`: operations that use a record up (a DELETE, a lifecycle step): each valid case takes one, once.
+ * - `used_up`: operations that use a record up (a DELETE, a lifecycle step, a PUT that may close or approve
+ *   it): each valid case takes one, once.
  * - `references`: body fields naming another record (`fields`: field → kind), with records of each kind;
  *   `purchasing_references` the same for the purchase order operations, which run in a company of their own
  *   (see seedRecords).
@@ -23,6 +24,8 @@ interface References {
 export interface Seeds {
   operations: Record<string, PathIds[]>;
   used_up: string[];
+  /** The line items of each purchase order that can be received, for the items a receipt names. */
+  line_items: Record<string, string[]>;
   references: References;
   purchasing_references: References;
 }
@@ -151,16 +154,20 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
   const poApprover = await buyer.post('employees', { emp_number: 'FUZZ-PO', name: 'Fuzz Buyer', email: 'buyer@example.com', employee_type: 'office', role_name: roleName });
   const poVendor = await buyer.post('vendors', { vendor_name: 'Fuzz PO Vendor' });
   const poProject = await seedProject(stack, purchasing, 'FUZZ-PO');
+  const lineItems: Record<string, string[]> = {};
   const order = async (...steps: string[]) => {
-    const id = await buyer.post('purchase-orders', { vendor_id: poVendor, project_id: poProject, line_items: [{ description: 'Fuzz item', quantity: 5, unit_price: 10 }] });
-    for (const step of steps) await buyer.call('POST', `purchase-orders/${id}/${step}`, step === 'approve' ? { approver_id: poApprover } : {});
-    return id;
+    const items = [0, 1].map((n) => ({ description: `Fuzz item ${n}`, quantity: 5, unit_price: 10 }));
+    const created = (await buyer.call('POST', 'purchase-orders', { vendor_id: poVendor, project_id: poProject, line_items: items })) as { id: string; line_items: { id: string }[] };
+    for (const step of steps) await buyer.call('POST', `purchase-orders/${created.id}/${step}`, step === 'approve' ? { approver_id: poApprover } : {});
+    lineItems[created.id] = created.line_items.map((item) => item.id);
+    return created.id;
   };
   for (let i = 0; i < 3; i++) {
     const draft = await order();
     for (const path of ['', '/attachments']) add(`/api/v1/purchase-orders/{id}${path}`, draft);
   }
   await pool('POST /api/v1/purchase-orders/{id}/submit', () => order());
+  await pool('PUT /api/v1/purchase-orders/{id}', () => order());
   for (const decision of ['approve', 'reject']) await pool(`POST /api/v1/purchase-orders/{id}/${decision}`, () => order('submit'));
   await pool('POST /api/v1/purchase-orders/{id}/receive', () => order('submit', 'approve'));
   const attachedOrder = operations['/api/v1/purchase-orders/{id}']![0] as string;
@@ -210,14 +217,14 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
       return post('time-off', { employee_id: timesheetWorker, start_date: date, end_date: date });
     },
     vendors: () => post('vendors', { vendor_name: `Fuzz Gone ${unique()}` }),
-    'vendor-locations': () => post('vendor-locations', { vendor_id: references.vendor![0]!, name: `Fuzz Gone ${unique()}` }),
+    'vendor-locations': async () => post('vendor-locations', { vendor_id: await post('vendors', { vendor_name: `Fuzz Yard Owner ${unique()}` }), name: `Fuzz Gone ${unique()}` }),
     'webhook-endpoints': endpoint,
     'work-orders': () => post('work-orders', { title: `Fuzz Gone ${unique()}`, project_id: projectId }),
     'work-types': () => post('work-types', { name: `Fuzz Gone ${unique()}`, code: `FG${unique()}` }),
   };
   for (const [collection, make] of Object.entries(deletions)) await pool(`DELETE /api/v1/${collection}/{id}`, make);
-  // Closing takes projects with no open work orders.
-  await pool('POST /api/v1/projects/{id}/close', () => seedProject(stack, tenant, `FUZZ-CLOSE-${unique()}`));
+  // Closing takes projects with no open work orders; PUT may close one too.
+  for (const operation of ['POST /api/v1/projects/{id}/close', 'PUT /api/v1/projects/{id}']) await pool(operation, () => seedProject(stack, tenant, `FUZZ-${unique()}`));
 
   const fields = Object.fromEntries([
     ...EMPLOYEE_FIELDS.map((f) => [f, 'employee']),
@@ -232,6 +239,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
   return {
     operations,
     used_up: usedUp,
+    line_items: lineItems,
     references: { ...references, fields, location_pairs: locationPairs },
     purchasing_references: { fields, location_pairs: [], approver: [poApprover], project: [poProject], vendor: [poVendor] },
   };

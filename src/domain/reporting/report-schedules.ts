@@ -23,6 +23,18 @@ export interface ScheduledReportInput {
 
 const FIELDS: Record<string, [number, number]> = { minute: [0, 59], hour: [0, 23], 'day of month': [1, 31], month: [1, 12], 'day of week': [0, 6] };
 
+/** Each field's numbers (leading zeros allowed) as a regular expression, in the order of FIELDS. */
+const FIELD_NUMBERS = ['[1-5]?[0-9]', '(?:1?[0-9]|2[0-3])', '(?:[1-9]|[12][0-9]|3[01])', '(?:[1-9]|1[0-2])', '[0-6]'].map((n) => `0*${n}`);
+
+/**
+ * The form assertCron accepts, for the OpenAPI document: each field a list of *, numbers or ranges within its
+ * range, each with an optional step. A range must also run upwards (1-5, not 5-1), which no pattern states.
+ */
+export const CRON_PATTERN = `^\\s*${FIELD_NUMBERS.map((n) => {
+  const item = `(?:\\*|${n}(?:-${n})?)(?:/0*[1-9][0-9]*)?`;
+  return `${item}(?:,${item})*`;
+}).join('\\s+')}\\s*$`;
+
 /** 400 naming cron unless it is five fields of numbers, *, ranges, steps and lists, each in its field's range. */
 function assertCron(cron: string): void {
   const parts = cron.trim().split(/\s+/);
