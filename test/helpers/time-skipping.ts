@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -40,20 +39,22 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: ob
 export interface ActivityCall {
   name: string;
   args: unknown[];
-  /** The server's time when it scheduled this attempt: skipped time included. */
-  scheduledAtMs: number;
+  /** The server's clock when the attempt ran: skipped time included. */
+  atMs: number;
 }
 
 type Activities = Record<string, (...args: any[]) => Promise<unknown>>;
 
 /** The activities, each recording its calls in `calls` (in the order the worker made them) before it runs. */
-export function recordingCalls<A extends Activities>(activities: A): { activities: A; calls: ActivityCall[] } {
+export function recordingCalls<A extends Activities>(env: TestWorkflowEnvironment, activities: A): { activities: A; calls: ActivityCall[] } {
   const calls: ActivityCall[] = [];
   const recording = Object.fromEntries(
     Object.entries(activities).map(([name, activity]) => [
       name,
-      (...args: unknown[]) => {
-        calls.push({ name, args, scheduledAtMs: Context.current().info.currentAttemptScheduledTimestampMs });
+      async (...args: unknown[]) => {
+        const call: ActivityCall = { name, args, atMs: 0 };
+        calls.push(call);
+        call.atMs = await env.currentTimeMs();
         return activity(...args);
       },
     ]),
