@@ -1,3 +1,4 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
@@ -34,6 +35,16 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, activities: ob
     activities,
   });
   return worker.runUntil(() => body(taskQueue));
+}
+
+/**
+ * How long a closed run took by the server's clock. Not the clock after awaiting the result: once every run has
+ * closed, the server may skip ahead to any timer left (e.g. a run timeout) before the client takes skipping back.
+ */
+export async function runDurationMs(run: WorkflowHandle): Promise<number> {
+  const { startTime, closeTime } = await run.describe();
+  if (!closeTime) throw new Error(`The run ${run.workflowId} has not closed`);
+  return closeTime.getTime() - startTime.getTime();
 }
 
 export interface ActivityCall {
