@@ -23,7 +23,7 @@ export function provisionTemporalTestServer(): string {
   const classpathFile = path.join(dir, 'classpath.txt');
   if (existsSync(launcher) && readFileSync(classpathFile, 'utf8').split(path.delimiter).every((jar) => existsSync(jar))) return launcher;
 
-  requireCommand('java', ['-version'], 'Java 11 or later (e.g. apt-get install openjdk-17-jre-headless)');
+  requireCommand('java', ['-version'], 'Java 8 or later (e.g. apt-get install openjdk-17-jre-headless)');
   requireCommand('mvn', ['-v'], 'Maven (e.g. apt-get install maven)');
   mkdirSync(dir, { recursive: true });
   const resolved = path.join(dir, `classpath.${process.pid}.txt`);

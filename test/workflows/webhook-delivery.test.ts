@@ -108,7 +108,11 @@ function expectGaps(actual: number[], expected: number[]): void {
 }
 
 let started: WorkflowHandle[] = [];
-// A run left open would have its timer fire with no worker to serve it, which stops the server skipping time.
+/*
+ * Every test lets its runs close while its worker runs: a workflow or activity task left to a worker that has gone
+ * stops the test server skipping time for good, terminated or not. This only keeps a test that failed midway from
+ * leaving a timer that would fire in the next one.
+ */
 afterEach(async () => {
   for (const handle of started) await handle.terminate().catch((error: unknown) => expect(error).toBeInstanceOf(WorkflowNotFoundError));
   started = [];
@@ -201,7 +205,7 @@ describe('webhookDelivery in skipped time', () => {
     expect(calls.map((call) => call.name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryFailed', 'beginDeliveryRun', 'recordDeliveryFailed']);
   });
 
-  test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run keeps waiting', async () => {
+  test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run waits on', async () => {
     const { activities, calls } = deliveryActivities([rejected(410), disabledEndpoint]);
     await withWorker(env, activities, async (taskQueue) => {
       const run = await start(taskQueue, newDelivery());
@@ -210,6 +214,7 @@ describe('webhookDelivery in skipped time', () => {
       const rerun = await run.handle.executeUpdate(rerunUpdate, { args: [{ reason: 'try again' }] });
       expect(rerun).toEqual({ attemptNumber: 1, delivered: false, statusCode: null, error: 'endpoint is disabled: The endpoint answered 410 Gone after 0 ms' });
       expect((await run.handle.describe()).status.name).toBe('RUNNING');
+      expect((await finalFailure(run.handle)).message).toMatch(/^Delivery Failed after 2 attempt\(s\)\. Last: endpoint is disabled/);
     });
     expect(attemptsOf(calls).map(({ attemptNumber, trigger }) => ({ attemptNumber, trigger }))).toEqual([
       { attemptNumber: 0, trigger: 'automatic' },
