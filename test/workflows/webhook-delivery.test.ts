@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/delivery-runs';
@@ -45,7 +45,7 @@ type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT
  */
 function deliveryActivities(answers: Answer[]) {
   const plan = (runAttempt: number, attemptsMade: number): DeliveryRunPlan => ({
-    mode: runAttempt > 1 ? 'await_rerun' : attemptsMade > 0 ? 'rerun' : 'schedule',
+    mode: runAttempt > 1 ? 'await_rerun' : 'schedule',
     nextAttemptNumber: attemptsMade,
     retryDelaysMs: RETRY_DELAYS_MS,
     longestDelayMs: Math.max(...RETRY_DELAYS_MS),
@@ -134,10 +134,10 @@ async function start(taskQueue: string, input: WebhookDeliveryInput) {
 async function firstRunFailure({ handle, firstRun }: { handle: WorkflowHandle; firstRun: WorkflowHandle }) {
   await expect(firstRun.result()).rejects.toBeInstanceOf(Error);
   const { events } = await handle.fetchHistory();
-  const started = events![0]!.workflowExecutionStartedEventAttributes!;
-  expect(started.attempt).toBe(2);
-  expect(started.continuedFailure?.applicationFailureInfo?.type).toBe(DELIVERY_FAILED);
-  return started.continuedFailure!.message!;
+  const retry = events![0]!.workflowExecutionStartedEventAttributes!;
+  expect(retry.attempt).toBe(2);
+  expect(retry.continuedFailure?.applicationFailureInfo?.type).toBe(DELIVERY_FAILED);
+  return retry.continuedFailure!.message!;
 }
 
 /** How the run that waits for a re-run failed (awaiting it skips time). */
@@ -250,7 +250,7 @@ describe('webhookDelivery in skipped time', () => {
     ]);
   });
 
-  test('a re-run while the next attempt is hours away makes it at once, and the schedule goes on after it', async () => {
+  test('a re-run during a wait of the schedule makes the attempt at once, and the schedule goes on after it', async () => {
     const { activities, calls } = deliveryActivities([retryable(503), retryable(503), retryable(503), delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
@@ -266,5 +266,23 @@ describe('webhookDelivery in skipped time', () => {
     expect(manual!.atMs - second!.atMs).toBeLessThan(5 * MINUTE);
     // After the re-run (the third attempt) the schedule's third wait: 15 min.
     expectGaps([next!.atMs - manual!.atMs], [15 * MINUTE]);
+  });
+
+  test('a run cancelled while it waits records the delivery as cancelled', async () => {
+    const { activities, calls } = deliveryActivities([retryable(503)]);
+    const input = newDelivery();
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, input);
+      await env.sleep(30 * SECOND);
+      await handle.cancel();
+      const error = await handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    });
+    expect(calls.map(({ name }) => name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryCancelled']);
+    expect(calls.at(-1)!.args).toEqual([{ input, workflowId: deliveryWorkflowId(input.deliveryId) }]);
   });
 });
