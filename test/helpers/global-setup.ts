@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from '../../src/paths';
 import { startTemporalDevServer } from '../../src/temporal/dev-server';
 import { OPT_OUTS, optedOut } from './opt-outs';
 import { freePort } from './ports';
+import { provisionTemporalTestServer } from './temporal-test-server';
 
 /**
  * Provisions the way `npm start` does: DATABASE_URL / TEMPORAL_ADDRESS when set, else an embedded
@@ -52,6 +53,12 @@ export default async function globalSetup(): Promise<void> {
   writeFileSync(bundlePath, code);
   process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
   process.env.TEST_DATA_DIR = dir;
+  try {
+    // Once here rather than in parallel test files; test/workflows provision again and report what failed.
+    provisionTemporalTestServer();
+  } catch {
+    // Only the workflow tests need it.
+  }
 
   (globalThis as { __stopTestServices?: () => Promise<void> }).__stopTestServices = async () => {
     for (const stop of stops.reverse()) await stop();

@@ -1,0 +1,22 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths';
+
+/** Every workflow the worker runs has a unit test in skipped time, named after the file that defines it. */
+describe('workflow tests', () => {
+  const index = readFileSync(path.join(PROJECT_ROOT, 'workflows', 'index.ts'), 'utf8');
+  const workflows = [...index.matchAll(/export \{ (\w+) \} from '\.\/([\w./-]+)';/g)].map(([, name, file]) => ({ name: name!, file: file! }));
+
+  it('finds the workflows in workflows/index.ts', () => {
+    expect(workflows.map((w) => w.name)).toContain('webhookDelivery');
+    expect(index.match(/^export /gm)).toHaveLength(workflows.length);
+  });
+
+  it.each(workflows.map(({ name, file }) => [name, file]))('%s (workflows/%s.ts) has its test file in test/workflows, in skipped time', (name, file) => {
+    const testFile = path.join(PROJECT_ROOT, 'test', 'workflows', `${file}.test.ts`);
+    expect(existsSync(testFile)).toBe(true);
+    const source = readFileSync(testFile, 'utf8');
+    expect(source).toContain('createTimeSkippingEnv()');
+    expect(source).toContain(`describe('${name} in skipped time'`);
+  });
+});

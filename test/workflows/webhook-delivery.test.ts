@@ -1,0 +1,287 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
+import { SETTINGS } from '../../src/config';
+import { startDeliveryWorkflow } from '../../src/delivery/delivery-workflows';
+import { ATTEMPT_FAILED, ATTEMPT_REJECTED, type AttemptFailure, DELIVERY_FAILED, deliveryWorkflowId, type DeliveryRunPlan, rerunUpdate, type WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
+import { type ActivityCall, createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
+
+// workflows/webhook-delivery.ts in skipped time, its activities mocked: the schedule as the service runs it by default.
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const RETRY_DELAYS_MS = SETTINGS.WEBHOOK_RETRY_SCHEDULE.parse(SETTINGS.WEBHOOK_RETRY_SCHEDULE.default);
+const RERUN_WAIT_MS = SETTINGS.WEBHOOK_RERUN_WAIT.parse(SETTINGS.WEBHOOK_RERUN_WAIT.default);
+/** Virtual time also passes, at its real pace, while the worker works between two timers. */
+const SLACK_MS = 5 * SECOND;
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createTimeSkippingEnv();
+});
+afterAll(() => env?.teardown());
+
+let deliveryNumber = 0;
+function newDelivery(): WebhookDeliveryInput {
+  const n = String(++deliveryNumber).padStart(12, '0');
+  return {
+    deliveryId: `00000000-0000-4000-8000-${n}`,
+    companyId: '10000000-0000-4000-8000-000000000001',
+    endpointId: '20000000-0000-4000-8000-000000000001',
+    eventType: 'project.created',
+  };
+}
+
+/** A delivered attempt, or a failed one as sendDeliveryAttempt throws it: rejected for good (4xx) or retryable. */
+type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT_REJECTED; failure: AttemptFailure };
+
+/**
+ * The delivery-run activities as the real ones behave for a delivery that has no attempt recorded: the plan from the
+ * run's attempt (Temporal's retry of a failed run waits for a re-run), and each attempt answered in turn from
+ * `answers`.
+ */
+function deliveryActivities(answers: Answer[]) {
+  const plan = (runAttempt: number, attemptsMade: number): DeliveryRunPlan => ({
+    mode: runAttempt > 1 ? 'await_rerun' : 'schedule',
+    nextAttemptNumber: attemptsMade,
+    retryDelaysMs: RETRY_DELAYS_MS,
+    longestDelayMs: Math.max(...RETRY_DELAYS_MS),
+    rerunWaitMs: RERUN_WAIT_MS,
+    endpointHost: 'hooks.example.com',
+    eventId: null,
+    lastFailure: null,
+  });
+  let attemptsMade = 0;
+  const activities: DeliveryRunActivities = {
+    async beginDeliveryRun({ runAttempt }) {
+      return plan(runAttempt, attemptsMade);
+    },
+    async sendDeliveryAttempt(input: SendAttemptInput) {
+      const answer = answers.shift();
+      if (!answer) throw new Error(`No answer left for attempt ${input.attemptNumber}`);
+      attemptsMade = input.attemptNumber + 1;
+      if ('failure' in answer) {
+        const failure = { ...answer.failure, attemptNumber: input.attemptNumber };
+        throw ApplicationFailure.create({ type: answer.type, message: failure.error, details: [failure], nonRetryable: true });
+      }
+      return answer;
+    },
+    async recordDeliveryFailed() {},
+    async recordDeliveryCancelled() {},
+  };
+  return recordingCalls(env, activities);
+}
+
+const httpFailure = (statusCode: number, retryAfterMs: number | null = null): AttemptFailure => ({
+  attemptNumber: 0,
+  statusCode,
+  error: `HTTP ${statusCode}`,
+  durationMs: 12,
+  responseExcerpt: null,
+  retryAfterMs,
+});
+/** 5xx, 429, timeouts: the schedule decides. */
+const retryable = (statusCode: number, retryAfterMs: number | null = null): Answer => ({ type: ATTEMPT_FAILED, failure: httpFailure(statusCode, retryAfterMs) });
+/** Other 4xx, and 410 Gone (which also disables the endpoint). */
+const rejected = (statusCode: number): Answer => ({ type: ATTEMPT_REJECTED, failure: httpFailure(statusCode) });
+/** What the attempt activity answers, without sending, once a 410 disabled the endpoint. */
+const disabledEndpoint: Answer = {
+  type: ATTEMPT_REJECTED,
+  failure: { attemptNumber: 0, statusCode: null, error: 'endpoint is disabled: The endpoint answered 410 Gone', durationMs: 0, responseExcerpt: null, retryAfterMs: null },
+};
+const delivered: SendAttemptResult = { statusCode: 200, durationMs: 15 };
+
+const named = (calls: ActivityCall[], name: string) => calls.filter((call) => call.name === name);
+const attemptsOf = (calls: ActivityCall[]) => named(calls, 'sendDeliveryAttempt').map((call) => call.args[0] as SendAttemptInput);
+/** The waits between the attempts, by the server's (skipped) clock. */
+const gapsBetweenAttempts = (calls: ActivityCall[]) => named(calls, 'sendDeliveryAttempt').map((call, i, all) => (i === 0 ? 0 : call.atMs - all[i - 1]!.atMs));
+
+function expectGaps(actual: number[], expected: number[]): void {
+  expect(actual).toHaveLength(expected.length);
+  actual.forEach((gap, i) => {
+    expect(gap).toBeGreaterThanOrEqual(expected[i]!);
+    expect(gap).toBeLessThan(expected[i]! + SLACK_MS);
+  });
+}
+
+let started: WorkflowHandle[] = [];
+/*
+ * Every test lets its runs close while its worker runs: a workflow or activity task left to a worker that has gone
+ * stops the test server skipping time for good, terminated or not. This only keeps a test that failed midway from
+ * leaving a timer that would fire in the next one.
+ */
+afterEach(async () => {
+  for (const handle of started) await handle.terminate().catch((error: unknown) => expect(error).toBeInstanceOf(WorkflowNotFoundError));
+  started = [];
+});
+
+async function start(taskQueue: string, input: WebhookDeliveryInput) {
+  await startDeliveryWorkflow(env.client, taskQueue, { input, endpointUrl: 'https://hooks.example.com/construction', eventId: null });
+  const handle = env.client.workflow.getHandle(deliveryWorkflowId(input.deliveryId));
+  started.push(handle);
+  const { runId } = await handle.describe();
+  // The first run only: awaiting its result skips time until it closes, not through the run that follows it.
+  return { handle, firstRun: env.client.workflow.getHandle(handle.workflowId, runId, { followRuns: false }) };
+}
+
+/**
+ * How the first run failed, once it has (awaiting it skips time): Temporal retries a failed run, and the run it
+ * starts carries the failure (the test server closes the failed run as continued-as-new, a real one as failed).
+ */
+async function firstRunFailure({ handle, firstRun }: { handle: WorkflowHandle; firstRun: WorkflowHandle }) {
+  await expect(firstRun.result()).rejects.toBeInstanceOf(Error);
+  const { events } = await handle.fetchHistory();
+  const retry = events![0]!.workflowExecutionStartedEventAttributes!;
+  expect(retry.attempt).toBe(2);
+  expect(retry.continuedFailure?.applicationFailureInfo?.type).toBe(DELIVERY_FAILED);
+  return retry.continuedFailure!.message!;
+}
+
+/** How the run that waits for a re-run failed (awaiting it skips time). */
+async function finalFailure(handle: WorkflowHandle): Promise<ApplicationFailure> {
+  const error = await handle.result().then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  expect((error as WorkflowFailedError).cause).toBeInstanceOf(ApplicationFailure);
+  return (error as WorkflowFailedError).cause as ApplicationFailure;
+}
+
+describe('webhookDelivery in skipped time', () => {
+  test('the default schedule is the spec one: 6 attempts, at 0, 1 min, 5 min, 15 min, 1 h and 6 h after each other', () => {
+    expect(RETRY_DELAYS_MS).toEqual([1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 6 * HOUR]);
+    expect(RERUN_WAIT_MS).toBe(30 * DAY);
+  });
+
+  test('an endpoint that keeps failing gets all 6 attempts on the real schedule, then the delivery fails and waits 30 days for a re-run', async () => {
+    const { activities, calls } = deliveryActivities(Array.from({ length: 6 }, () => retryable(503)));
+    const input = newDelivery();
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, input);
+
+      expect(await firstRunFailure(run)).toBe('Delivery Failed after 6 attempt(s). Last: HTTP 503 after 12 ms.');
+      expectGaps([await runDurationMs(run.firstRun)], [7 * HOUR + 21 * MINUTE]);
+      expectGaps(gapsBetweenAttempts(calls), [0, ...RETRY_DELAYS_MS]);
+      expect(attemptsOf(calls)).toEqual(
+        [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 6 * HOUR, null].map((nextAttemptInMs, attemptNumber) => ({
+          deliveryId: input.deliveryId,
+          attemptNumber,
+          trigger: 'automatic',
+          nextAttemptInMs,
+        })),
+      );
+
+      // Temporal's retry of the failed run keeps the delivery open for a re-run; none comes within 30 days.
+      const waitEnd = await finalFailure(run.handle);
+      expect(waitEnd.type).toBe(DELIVERY_FAILED);
+      expect(waitEnd.nonRetryable).toBe(true);
+      expect(waitEnd.message).toContain('Not re-run within 720 h');
+      // It began after the retry's 1 s backoff.
+      expectGaps([await runDurationMs(run.handle)], [RERUN_WAIT_MS]);
+    });
+    expect(calls.map((call) => call.name)).toEqual([
+      'beginDeliveryRun',
+      ...Array<string>(6).fill('sendDeliveryAttempt'),
+      'recordDeliveryFailed',
+      'beginDeliveryRun',
+      'recordDeliveryFailed',
+    ]);
+    expect(named(calls, 'beginDeliveryRun').map((call) => call.args[0])).toEqual([1, 2].map((runAttempt) => ({ input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt })));
+  });
+
+  test('a 4xx fails the delivery at once: no further attempt', async () => {
+    const { activities, calls } = deliveryActivities([rejected(404)]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, newDelivery());
+      expect(await firstRunFailure(run)).toBe('Delivery Failed after 1 attempt(s). Last: HTTP 404 after 12 ms.');
+      expect(await runDurationMs(run.firstRun)).toBeLessThan(SLACK_MS);
+      // Then it waits for a re-run like any failed delivery (here none comes).
+      expect((await finalFailure(run.handle)).message).toContain('Not re-run within 720 h');
+    });
+    expect(calls.map((call) => call.name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryFailed', 'beginDeliveryRun', 'recordDeliveryFailed']);
+  });
+
+  test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run waits on', async () => {
+    const { activities, calls } = deliveryActivities([rejected(410), disabledEndpoint]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, newDelivery());
+      expect(await firstRunFailure(run)).toBe('Delivery Failed after 1 attempt(s). Last: HTTP 410 after 12 ms.');
+
+      const rerun = await run.handle.executeUpdate(rerunUpdate, { args: [{ reason: 'try again' }] });
+      expect(rerun).toEqual({ attemptNumber: 1, delivered: false, statusCode: null, error: 'endpoint is disabled: The endpoint answered 410 Gone after 0 ms' });
+      expect((await run.handle.describe()).status.name).toBe('RUNNING');
+      expect((await finalFailure(run.handle)).message).toMatch(/^Delivery Failed after 2 attempt\(s\)\. Last: endpoint is disabled/);
+    });
+    expect(attemptsOf(calls).map(({ attemptNumber, trigger }) => ({ attemptNumber, trigger }))).toEqual([
+      { attemptNumber: 0, trigger: 'automatic' },
+      { attemptNumber: 1, trigger: 'manual' },
+    ]);
+    expect(named(calls, 'recordDeliveryFailed')).toHaveLength(3);
+  });
+
+  test("the receiver's Retry-After is honoured when longer than the schedule's wait, up to the longest wait (6 h)", async () => {
+    const { activities, calls } = deliveryActivities([retryable(503, 10 * MINUTE), retryable(429, 30 * SECOND), retryable(429, 2 * DAY), delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 4 });
+    });
+    // 10 min instead of 1 min; the schedule's 5 min over a shorter Retry-After; 6 h instead of 2 days.
+    expectGaps(gapsBetweenAttempts(calls), [0, 10 * MINUTE, 5 * MINUTE, 6 * HOUR]);
+    expect(calls.map((call) => call.name)).not.toContain('recordDeliveryFailed');
+  });
+
+  test('a manual re-run after the delivery failed makes one attempt, numbered after the recorded ones, and delivers', async () => {
+    const { activities, calls } = deliveryActivities([rejected(404), delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, newDelivery());
+      await firstRunFailure(run);
+
+      const rerun = await run.handle.executeUpdate(rerunUpdate, { args: [{ reason: 'endpoint fixed' }] });
+      expect(rerun).toEqual({ attemptNumber: 1, delivered: true, statusCode: 200, error: null });
+      expect(await run.handle.result()).toEqual({ status: 'delivered', attempts: 2 });
+    });
+    expect(attemptsOf(calls)).toEqual([
+      expect.objectContaining({ attemptNumber: 0, trigger: 'automatic' }),
+      expect.objectContaining({ attemptNumber: 1, trigger: 'manual', nextAttemptInMs: null }),
+    ]);
+  });
+
+  test('a re-run during a wait of the schedule makes the attempt at once, and the schedule goes on after it', async () => {
+    const { activities, calls } = deliveryActivities([retryable(503), retryable(503), retryable(503), delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      // The first two attempts (0 and 1 min) and part of the 5 min wait after them.
+      await env.sleep(3 * MINUTE);
+      const rerun = await handle.executeUpdate(rerunUpdate, { args: [{}] });
+      expect(rerun).toEqual({ attemptNumber: 2, delivered: false, statusCode: 503, error: 'HTTP 503 after 12 ms' });
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 4 });
+    });
+    const [first, second, manual, next] = named(calls, 'sendDeliveryAttempt');
+    expect(attemptsOf(calls).map((a) => a.trigger)).toEqual(['automatic', 'automatic', 'manual', 'automatic']);
+    expect(manual!.atMs - first!.atMs).toBeLessThan(3 * MINUTE + SLACK_MS);
+    expect(manual!.atMs - second!.atMs).toBeLessThan(5 * MINUTE);
+    // After the re-run (the third attempt) the schedule's third wait: 15 min.
+    expectGaps([next!.atMs - manual!.atMs], [15 * MINUTE]);
+  });
+
+  test('a run cancelled while it waits records the delivery as cancelled', async () => {
+    const { activities, calls } = deliveryActivities([retryable(503)]);
+    const input = newDelivery();
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, input);
+      await env.sleep(30 * SECOND);
+      await handle.cancel();
+      const error = await handle.result().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    });
+    expect(calls.map(({ name }) => name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryCancelled']);
+    expect(calls.at(-1)!.args).toEqual([{ input, workflowId: deliveryWorkflowId(input.deliveryId) }]);
+  });
+});
