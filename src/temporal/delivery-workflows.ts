@@ -1,12 +1,7 @@
 import type { DeliveryRecoveryInput } from '../../workflows/delivery-recovery.contract';
 import type { RerunRequest, RerunResult, WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
 
-/**
- * What outbound delivery (src/delivery) asks of its workflows: src/temporal/temporal-delivery-workflows.ts does it
- * with Temporal. It stands beside WorkflowGateway because a delivery's run needs what no domain workflow does: search
- * attributes of its own, a retry of the run itself, and re-runs that race the run closing.
- */
-
+/** What a delivery's run is started with: its input, and what its search attributes and summary name. */
 export interface DeliveryToStart {
   input: WebhookDeliveryInput;
   endpointUrl: string;
@@ -19,6 +14,11 @@ export type RerunRequested = { via: 'update'; result: RerunResult | null } | { v
 /** The open run refused the re-run (an attempt is being made right now); the message says why. */
 export class RerunRefused extends Error {}
 
+/**
+ * What outbound delivery (src/delivery) asks of its workflows: src/temporal/temporal-delivery-workflows.ts does it
+ * with Temporal. It stands beside WorkflowGateway because a delivery's run needs what no domain workflow does: search
+ * attributes of its own, a retry of the run itself, and re-runs that race the run closing.
+ */
 export interface DeliveryWorkflows {
   /**
    * Starts the delivery's run, found in the Temporal UI by its company, endpoint, event and status. False when the
