@@ -19,8 +19,8 @@ const RERUN_ROUNDS = 5;
 
 /**
  * Starts the delivery's workflow with the search attributes operators filter by in the Temporal UI and a
- * one-line summary; false when a run with its id stops it. `reuse` REJECT_DUPLICATE for a first start;
- * ALLOW_DUPLICATE to start a re-run after it closed.
+ * one-line summary; false when a run with its id is there already (open, or closed under REJECT_DUPLICATE).
+ * `reuse` REJECT_DUPLICATE for a first start; ALLOW_DUPLICATE to start a re-run after it closed.
  */
 async function startDeliveryRun(
   temporal: Client,
@@ -70,7 +70,7 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   return { via: 'update', result };
 }
 
-/** Delivery's DeliveryWorkflows, on Temporal: every run on `taskQueue`. */
+/** DeliveryWorkflows on Temporal: every run on `taskQueue`. */
 export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): DeliveryWorkflows {
   return {
     start: (delivery) => startDeliveryRun(temporal, taskQueue, delivery, 'REJECT_DUPLICATE'),
