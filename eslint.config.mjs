@@ -7,9 +7,9 @@ import tseslint from 'typescript-eslint';
 const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', './*', '../src/temporal/search-attributes'];
 
 /**
- * The direction dependencies take (docs/architecture.md): api → domain → events; domain → WorkflowGateway, never
- * Temporal; src/temporal and src/delivery → workflow contracts; workflows → activities (types) → domain. Each
- * folder's block lists what it may not import; `npm test` also fails on any import cycle (madge).
+ * The direction dependencies take (docs/architecture.md): api → domain → events; domain → WorkflowGateway and
+ * delivery → DeliveryWorkflows, never Temporal; src/temporal → workflow contracts; workflows → activities (types) →
+ * domain. Each folder's block lists what it may not import; `npm test` also fails on any import cycle (madge).
  */
 const ONLY_CONTRACTS = {
   regex: String.raw`(^|/)workflows(/index)?$|(^|/)workflows/(?![^/]+\.contract$)`,
@@ -86,16 +86,17 @@ export default tseslint.config(
       NO_ENTRY_POINTS,
     ],
   ),
-  // Delivery: shapes, signs and sends what the outbox holds; it builds no event data and serves no requests.
+  // Delivery: shapes, signs and sends what the outbox holds; it builds no event data, serves no requests, and reaches
+  // Temporal only through DeliveryWorkflows.
   restrictImports(
     ['src/delivery/**/*.ts'],
     [
       { regex: String.raw`(^|/)domain/.+-events$`, message: 'Delivery sends the payload the domain recorded; it does not build event data.' },
-      { regex: '^@temporalio/', allowTypeImports: true, message: "Delivery's calls to Temporal live in src/delivery/delivery-workflows.ts." },
+      { regex: '^@temporalio/', message: 'Delivery reaches Temporal only through DeliveryWorkflows (src/temporal/delivery-workflows.ts).' },
+      { regex: String.raw`(^|/)temporal/(?!delivery-workflows$)`, message: 'Of src/temporal, delivery uses the DeliveryWorkflows interface only; the entry points pass in its implementation.' },
       NO_ACTIVITIES,
       NO_ENTRY_POINTS,
     ],
-    ['src/delivery/delivery-workflows.ts'],
   ),
   // The API: validates and calls domain and delivery services; workflows and activities run behind them.
   restrictImports(['src/api/**/*.ts', 'src/console/**/*.ts'], [NO_ACTIVITIES, { regex: String.raw`(^|/)workflows(/|$)`, message: 'Routes call services, which start workflows.' }]),

@@ -1,10 +1,10 @@
 import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { WebhookRecovery } from '../src/delivery/webhook-recovery.entity';
 import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/delivery/deliveries-service';
-import { requestDeliveryRerun, RerunRefused } from '../src/delivery/delivery-workflows';
+import { RerunRefused } from '../src/temporal/delivery-workflows';
 import type { ActivityDeps } from './deps';
 
-export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: ActivityDeps) {
+export function createDeliveryRecoveryActivities({ orm, deliveryWorkflows }: ActivityDeps) {
   return {
     /**
      * Asks for a re-run of the next `batchSize` deliveries of the recovery (those still failed or cancelled; the
@@ -18,7 +18,7 @@ export function createDeliveryRecoveryActivities({ orm, temporal, taskQueue }: A
       const deliveries = await em.find(WebhookDelivery, { id: { $in: batch }, status: { $in: [...RERUNNABLE_STATUSES] } }, { populate: ['endpoint'] });
       for (const delivery of deliveries) {
         try {
-          await requestDeliveryRerun(temporal, taskQueue, deliveryToStart(delivery), { reason: `bulk recovery ${recoveryId}` }, { waitMs: 0 });
+          await deliveryWorkflows.requestRerun(deliveryToStart(delivery), { reason: `bulk recovery ${recoveryId}` }, 0);
         } catch (error) {
           // Refused because an attempt is being made right now: it is being re-run already.
           if (!(error instanceof RerunRefused)) throw error;

@@ -80,10 +80,12 @@ async function main() {
       import('./api/server.js'),
       import('./delivery/outbox-dispatcher.js'),
       import('./temporal/connection.js'),
+      import('./temporal/temporal-delivery-workflows.js'),
       import('./temporal/retention-schedule.js'),
     ]);
     await allStarted([...servers, code]);
-    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }] = await code;
+    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { temporalDeliveryWorkflows }, { ensureRetentionSchedule }] =
+      await code;
 
     const config = loadConfig(env);
     const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
@@ -101,7 +103,7 @@ async function main() {
     const front = (async () => {
       const temporal = await connectTemporalClient(config.temporal);
       started.client = () => temporal.connection.close();
-      const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
+      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger });
       started.dispatcher = () => dispatcher.stop();
       await ensureRetentionSchedule(temporal, config);
       const api = await startApi({ config, orm, temporal, logger });

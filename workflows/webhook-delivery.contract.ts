@@ -3,8 +3,8 @@ import { defineUpdate } from '@temporalio/workflow';
 /**
  * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
  * id>`), on the service's task queue. Started by the outbox dispatcher, a test send and re-runs
- * (src/delivery/delivery-workflows.ts). What it takes and gives, its update, and the failure types that cross from
- * its activities.
+ * (src/temporal/temporal-delivery-workflows.ts). What it takes and gives, its update, and the failure types that
+ * cross from its activities.
  */
 export const WEBHOOK_DELIVERY = 'webhookDelivery';
 

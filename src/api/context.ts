@@ -9,6 +9,7 @@ import type { ApiKeyCache } from '../domain/accounts/api-key-cache';
 import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
+import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
 import type { WorkflowGateway } from '../temporal/workflow-gateway';
 
 /** What the API process is built from; routes receive it when they are created. */
@@ -18,6 +19,8 @@ export interface AppDeps {
   temporal: Client;
   /** The domain's way to start workflows and talk to them (temporal on the configured task queue). */
   workflows: WorkflowGateway;
+  /** Outbound delivery's way to start, re-run and await delivery runs and start bulk recoveries. */
+  deliveryWorkflows: DeliveryWorkflows;
   secretBox: SecretBox;
   apiKeys: ApiKeyCache;
   validator: SchemaValidator;

@@ -8,6 +8,7 @@ import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createApiMetrics } from '../metrics';
 import { SchemaValidator } from '../schemas/schema-validator';
+import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { temporalWorkflows } from '../temporal/temporal-workflows';
 import { createApp } from './app';
 
@@ -23,7 +24,8 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
   const apiKeys = new ApiKeyCache({ databaseUrl: deps.config.databaseUrl, secretBox, logger: deps.logger });
   await apiKeys.start();
   const workflows = temporalWorkflows(deps.temporal, deps.config.temporal.taskQueue);
-  const app = createApp({ ...deps, workflows, secretBox, apiKeys, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
+  const deliveryWorkflows = temporalDeliveryWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+  const app = createApp({ ...deps, workflows, deliveryWorkflows, secretBox, apiKeys, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
   const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   // Behind load balancers idle keep-alive sockets must outlive the balancer's, or requests race a close.

@@ -24,6 +24,7 @@ import { isUuid } from '../schemas/formats';
 import { SchemaValidator } from '../schemas/schema-validator';
 import { LOCAL_DATA_DIR, LOCAL_DATABASE, LOCAL_POSTGRES_PORT, LOCAL_TEMPORAL_PORT, localEncryptionKey } from '../local-environment';
 import { connectTemporalClient } from '../temporal/connection';
+import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 
 exitOnUnsupportedNode();
 
@@ -243,7 +244,7 @@ const COMMANDS: Record<string, Command> = {
     };
     const temporal = await connectTemporalClient(settings);
     try {
-      const recovery = await startRecovery(em, temporal, settings.taskQueue, endpoint.company.id, endpoint.id, new Date(from));
+      const recovery = await startRecovery(em, temporalDeliveryWorkflows(temporal, settings.taskQueue), endpoint.company.id, endpoint.id, new Date(from));
       console.log(`Recovery ${recovery.id}: ${recovery.deliveryIds.length} failed or cancelled deliveries to ${endpoint.url} since ${from}`);
       await followRecovery(em, recovery.id, timeoutMs);
     } finally {

@@ -1,13 +1,12 @@
 import type { FilterQuery, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client } from '@temporalio/client';
 import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
-import { type DeliveryToStart, deliveryRunClosedWithin, RerunRefused, requestDeliveryRerun, startDeliveryWorkflow, startRecoveryWorkflow } from './delivery-workflows';
 import { findPage, type Page } from '../domain/page';
+import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from '../temporal/delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
@@ -113,7 +112,7 @@ async function attemptFinished(em: EntityManager, deliveryId: string, attemptNum
  */
 export async function rerunDelivery(
   em: EntityManager,
-  temporal: Client,
+  deliveryWorkflows: DeliveryWorkflows,
   config: Config,
   companyId: string,
   id: string,
@@ -131,7 +130,7 @@ export async function rerunDelivery(
   const waitMs = config.webhooks.timeoutMs + 5000;
   let requested;
   try {
-    requested = await requestDeliveryRerun(temporal, config.temporal.taskQueue, deliveryToStart(delivery), { reason }, { waitMs });
+    requested = await deliveryWorkflows.requestRerun(deliveryToStart(delivery), { reason }, waitMs);
   } catch (error) {
     if (!(error instanceof RerunRefused)) throw error;
     const refusal = error.message;
@@ -149,7 +148,7 @@ export async function rerunDelivery(
  */
 export async function sendTestDelivery(
   em: EntityManager,
-  temporal: Client,
+  deliveryWorkflows: DeliveryWorkflows,
   config: Config,
   companyId: string,
   endpointId: string,
@@ -159,13 +158,13 @@ export async function sendTestDelivery(
   const body = testDeliveryBody({ deliveryId: id, companyId, endpointId, shape: endpoint.payloadShape });
   const delivery = em.create(WebhookDelivery, { id, company: companyId, endpoint, eventType: body.eventType, payload: body.payload, isTest: true });
   await em.flush();
-  await startDeliveryWorkflow(temporal, config.temporal.taskQueue, {
+  await deliveryWorkflows.start({
     input: { deliveryId: id, companyId, endpointId, eventType: body.eventType },
     endpointUrl: endpoint.url,
     eventId: null,
   });
   // A test send that failed ends its run as failed: the attempt is recorded all the same.
-  const completed = await deliveryRunClosedWithin(temporal, id, config.webhooks.timeoutMs + 5000);
+  const completed = await deliveryWorkflows.closedWithin(id, config.webhooks.timeoutMs + 5000);
   await em.refresh(delivery);
   return { delivery, completed };
 }
@@ -175,7 +174,13 @@ export async function sendTestDelivery(
  * `since` and starts the workflow that re-runs them. The endpoint must be active (a disabled one would fail them
  * again at once).
  */
-export async function startRecovery(em: EntityManager, temporal: Client, taskQueue: string, companyId: string, endpointId: string, since: Date): Promise<WebhookRecovery> {
+export async function startRecovery(
+  em: EntityManager,
+  deliveryWorkflows: DeliveryWorkflows,
+  companyId: string,
+  endpointId: string,
+  since: Date,
+): Promise<WebhookRecovery> {
   const endpoint = await getEndpoint(em, companyId, endpointId);
   if (endpoint.status !== 'active') {
     throw new ApiError('CONFLICT', `The endpoint is ${endpoint.status}; re-enable it (PUT {"status": "active"}) before recovering its deliveries`, { field: 'status', reason: `is ${endpoint.status}` });
@@ -189,7 +194,7 @@ export async function startRecovery(em: EntityManager, temporal: Client, taskQue
     await tx.flush();
     // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
     // run that finds no recovery and fails.
-    await startRecoveryWorkflow(temporal, taskQueue, { recoveryId: recovery.id }, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
+    await deliveryWorkflows.startRecovery({ recoveryId: recovery.id }, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
     return recovery;
   });
 }

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Client as TemporalClient } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
@@ -7,7 +6,7 @@ import type { Orm } from '../db/orm';
 import { isSubscribed } from './subscriptions';
 import type { PayloadShape } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
-import { type DeliveryToStart, startDeliveryWorkflow } from './delivery-workflows';
+import type { DeliveryToStart, DeliveryWorkflows } from '../temporal/delivery-workflows';
 import { deliveryBody } from './delivery-body';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
@@ -38,8 +37,7 @@ interface EndpointRow {
 
 export interface OutboxDispatcherOptions {
   orm: Orm;
-  temporal: TemporalClient;
-  taskQueue: string;
+  deliveryWorkflows: DeliveryWorkflows;
   databaseUrl: string;
   pollMs: number;
   logger: Logger;
@@ -90,7 +88,7 @@ export class OutboxDispatcher {
       if (events.length === 0) return 0;
 
       const deliveries = await this.createDeliveries(tx, events);
-      await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => startDeliveryWorkflow(this.options.temporal, this.options.taskQueue, d));
+      await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
       await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
         JSON.stringify(events.map((e) => e.id)),
       ]);
@@ -188,11 +186,10 @@ async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Pr
 }
 
 /** Starts a dispatcher configured from the service settings. */
-export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; temporal: TemporalClient; logger: Logger }): Promise<OutboxDispatcher> {
+export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; deliveryWorkflows: DeliveryWorkflows; logger: Logger }): Promise<OutboxDispatcher> {
   const dispatcher = new OutboxDispatcher({
     orm: deps.orm,
-    temporal: deps.temporal,
-    taskQueue: deps.config.temporal.taskQueue,
+    deliveryWorkflows: deps.deliveryWorkflows,
     databaseUrl: deps.config.databaseUrl,
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,

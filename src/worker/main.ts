@@ -5,6 +5,7 @@ import { createLogger } from '../logger';
 import { startOutboxDispatcher } from '../delivery/outbox-dispatcher';
 import { onShutdownSignal } from '../shutdown';
 import { connectTemporalClient } from '../temporal/connection';
+import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { startWorker } from './worker';
@@ -23,7 +24,7 @@ async function main() {
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
-  const dispatcher = await startOutboxDispatcher({ config, orm, temporal, logger });
+  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger });
   await ensureRetentionSchedule(temporal, config);
   logger.info({ taskQueue: config.temporal.taskQueue, metricsPort: worker.metricsPort }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);

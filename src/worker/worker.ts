@@ -6,6 +6,7 @@ import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createWorkerMetrics, serveMetrics } from '../metrics';
 import { connectTemporalClient } from '../temporal/connection';
+import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { createWebhookSender } from '../delivery/webhook-sender';
 
 export interface RunningWorker {
@@ -47,8 +48,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       sender,
       webhooks: config.webhooks,
       metrics,
-      temporal: client,
-      taskQueue: config.temporal.taskQueue,
+      deliveryWorkflows: temporalDeliveryWorkflows(client, config.temporal.taskQueue),
       publicBaseUrl: config.publicBaseUrl,
     }),
     ...(workflowBundlePath

@@ -13,6 +13,7 @@ import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery
 import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
 import { eventDataProblems } from './event-contract';
 import { testCertificate } from './https-receiver';
@@ -83,7 +84,7 @@ export async function startStack(options: { worker?: boolean; dispatcher?: boole
     options.worker === false
       ? null
       : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, webhookCa: testCertificate().cert });
-  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, temporal, logger }) : null;
+  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger }) : null;
   return {
     config,
     orm,

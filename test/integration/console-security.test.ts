@@ -9,6 +9,7 @@ import { registerEndpoint } from '../../src/delivery/endpoints-service';
 import { createLogger } from '../../src/logger';
 import { createApiMetrics } from '../../src/metrics';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { cliField, runCli } from '../helpers/cli';
 import { ConsoleClient } from '../helpers/console';
@@ -123,6 +124,7 @@ describe('console security', () => {
     const pages = consolePages({
       ...stack,
       workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
       secretBox,
       apiKeys,
       validator: new SchemaValidator(),

@@ -1,6 +1,6 @@
 import { OutboxDispatcher, deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
-import { startDeliveryWorkflow } from '../../src/delivery/delivery-workflows';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
@@ -111,7 +111,7 @@ describe('deliveries survive crashes', () => {
 
     // What the dead dispatcher left behind: the workflow of the delivery it was making, and no row.
     const deliveryId = deliveryIdFor(sent.body.event_id, endpoint.id);
-    const started = await startDeliveryWorkflow(stack.temporal, stack.config.temporal.taskQueue, {
+    const started = await temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue).start({
       input: { deliveryId, companyId: sender.companyId, endpointId: endpoint.id, eventType: 'employee.created' },
       endpointUrl: endpoint.url,
       eventId: sent.body.event_id,
@@ -158,8 +158,7 @@ describe('deliveries survive crashes', () => {
 function dispatcherOptions(stack: TestStack) {
   return {
     orm: stack.orm,
-    temporal: stack.temporal,
-    taskQueue: stack.config.temporal.taskQueue,
+    deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
     databaseUrl: stack.config.databaseUrl,
     pollMs: 250,
     logger: createLogger('silent'),

@@ -1,5 +1,6 @@
 import { createLogger } from '../../src/logger';
 import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { awayFromMinuteEdge, waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
@@ -81,7 +82,12 @@ describe('GET /metrics', () => {
     const before = await scrape(apiMetrics);
     expect(valueOf(before, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(1);
 
-    dispatcher = await startOutboxDispatcher({ config: stack.config, orm: stack.orm, temporal: stack.temporal, logger: createLogger('silent') });
+    dispatcher = await startOutboxDispatcher({
+      config: stack.config,
+      orm: stack.orm,
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      logger: createLogger('silent'),
+    });
     await waitFor(async () => {
       const rows = await stack.em().execute<{ status: string }[]>('select status from webhook_deliveries');
       return rows.length === 4 && rows.every((r) => r.status === 'delivered' || r.status === 'failed');

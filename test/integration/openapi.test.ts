@@ -12,6 +12,7 @@ import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { request, startStack, type TestStack } from '../helpers/stack';
 
@@ -50,6 +51,7 @@ describe('GET /api/v1/openapi.json', () => {
       orm: stack.orm,
       temporal: stack.temporal,
       workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
       secretBox,
       apiKeys: new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') }),
       validator: new SchemaValidator(),

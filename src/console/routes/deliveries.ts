@@ -52,7 +52,7 @@ async function deliveryOf(ctx: ConsoleContext, session: Session) {
 }
 
 /** The delivery log (webhooks.md 5 and 6.3): filters, a delivery with its attempts and payload, Resend, open alerts. */
-export function deliveryPages({ temporal, config }: AppDeps): ConsolePage[] {
+export function deliveryPages({ deliveryWorkflows, config }: AppDeps): ConsolePage[] {
   return [
     {
       method: 'GET',
@@ -83,7 +83,7 @@ export function deliveryPages({ temporal, config }: AppDeps): ConsolePage[] {
       path: '/deliveries/:id/resend',
       role: 'admin',
       async handler(ctx, session) {
-        const { delivery, finished } = await rerunDelivery(ctx.state.em, temporal, config, session.user.companyId, ctx.params.id!, `resent by ${session.user.email}`);
+        const { delivery, finished } = await rerunDelivery(ctx.state.em, deliveryWorkflows, config, session.user.companyId, ctx.params.id!, `resent by ${session.user.email}`);
         ctx.state.log.info({ console: 'delivery resent', userId: session.user.id, deliveryId: delivery.id }, 'console action');
         const outcome = finished ? `the attempt was made and the delivery is ${delivery.status}` : 'one more attempt is being made now';
         await redirectWithFlash(ctx, session, `/console/deliveries/${delivery.id}`, `Resend requested: ${outcome}, with the same X-Webhook-ID.`);

@@ -54,7 +54,7 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
 }
 
 /** Webhook endpoints (webhooks.md 5): list, register, edit, disable or enable, delete, rotate the secret, test, resend. */
-export function endpointPages({ secretBox, temporal, config, validator }: AppDeps): ConsolePage[] {
+export function endpointPages({ secretBox, deliveryWorkflows, config, validator }: AppDeps): ConsolePage[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
 
   const showForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, status = 200) =>
@@ -226,7 +226,7 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
       path: '/endpoints/:id/test',
       role: 'admin',
       async handler(ctx, session) {
-        const { delivery } = await sendTestDelivery(ctx.state.em, temporal, config, session.user.companyId, ctx.params.id!);
+        const { delivery } = await sendTestDelivery(ctx.state.em, deliveryWorkflows, config, session.user.companyId, ctx.params.id!);
         ctx.status = 303;
         ctx.redirect(`/console/endpoints/${ctx.params.id}?test=${delivery.id}#test-result`);
       },
@@ -240,7 +240,7 @@ export function endpointPages({ secretBox, temporal, config, validator }: AppDep
         if (!since) throw ApiError.invalid('since', 'must be a date and time', 'Give the time to resend from as a date and time (UTC).');
         const id = ctx.params.id!;
         // The bulk recovery of REST and the CLI: a workflow re-runs them in the background, however many.
-        const recovery = await startRecovery(ctx.state.em, temporal, config.temporal.taskQueue, session.user.companyId, id, since);
+        const recovery = await startRecovery(ctx.state.em, deliveryWorkflows, session.user.companyId, id, since);
         const requested = recovery.deliveryIds.length;
         ctx.state.log.info({ console: 'failed deliveries resent', userId: session.user.id, endpointId: id, recoveryId: recovery.id, requested }, 'console action');
         await redirectWithFlash(

@@ -136,7 +136,7 @@ const eventTypeParam = {
 };
 
 /** Delivery logs, re-runs and alerts of outbound webhooks (scope webhooks:manage). */
-export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[] {
+export function webhookDeliveryRoutes({ deliveryWorkflows, config }: AppDeps): RouteSpec[] {
   const common = { tag: 'webhook-deliveries', scope: WEBHOOKS_MANAGE_SCOPE, record: 'Webhook delivery' };
   return [
     {
@@ -201,7 +201,7 @@ export function webhookDeliveryRoutes({ temporal, config }: AppDeps): RouteSpec[
       },
       async handler(ctx) {
         const { reason } = ctx.request.body as WebhookDeliveryRetry;
-        const { delivery, finished } = await rerunDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!, reason);
+        const { delivery, finished } = await rerunDelivery(ctx.state.em, deliveryWorkflows, config, ctx.state.principal.companyId, ctx.params.id!, reason);
         ctx.status = finished ? 200 : 202;
         ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
       },

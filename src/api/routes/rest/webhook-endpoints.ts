@@ -54,7 +54,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
 }
 
 /** Subscriber endpoints of outbound webhooks (scope webhooks:manage). */
-export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps): RouteSpec[] {
+export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: AppDeps): RouteSpec[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
   const common = { tag: 'webhook-endpoints', scope: WEBHOOKS_MANAGE_SCOPE, record: 'Webhook endpoint' };
   return [
@@ -166,7 +166,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
         202: { description: 'The test delivery, still being attempted', schema: 'rest/webhook-deliveries.json#/$defs/record' },
       },
       async handler(ctx) {
-        const { delivery, completed } = await sendTestDelivery(ctx.state.em, temporal, config, ctx.state.principal.companyId, ctx.params.id!);
+        const { delivery, completed } = await sendTestDelivery(ctx.state.em, deliveryWorkflows, config, ctx.state.principal.companyId, ctx.params.id!);
         ctx.status = completed ? 200 : 202;
         ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
       },
@@ -199,7 +199,7 @@ export function webhookEndpointRoutes({ secretBox, temporal, config }: AppDeps):
       async handler(ctx) {
         const { since } = ctx.request.body as WebhookEndpointRecover;
         const { companyId } = ctx.state.principal;
-        const recovery = await startRecovery(ctx.state.em, temporal, config.temporal.taskQueue, companyId, ctx.params.id!, new Date(since));
+        const recovery = await startRecovery(ctx.state.em, deliveryWorkflows, companyId, ctx.params.id!, new Date(since));
         ctx.status = 202;
         ctx.set('Location', `${ctx.path.replace(/\/recover$/, '')}/recoveries/${recovery.id}`);
         ctx.body = recoveryJson(await getRecovery(ctx.state.em, recovery.id, { companyId, endpointId: ctx.params.id! }));

@@ -1,0 +1,120 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { deliveryWorkflowId, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
+import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
+import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
+import { resultWithin } from './result-within';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
+
+/** How many times a re-run request looks again when the run changes under it. */
+const RERUN_ROUNDS = 5;
+
+/**
+ * Starts the delivery's workflow with the search attributes operators filter by in the Temporal UI and a
+ * one-line summary; false when a run with its id is there already (open, or closed under REJECT_DUPLICATE).
+ * `reuse` REJECT_DUPLICATE for a first start; ALLOW_DUPLICATE to start a re-run after it closed.
+ */
+async function startDeliveryRun(
+  temporal: Client,
+  taskQueue: string,
+  delivery: DeliveryToStart,
+  reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE',
+): Promise<boolean> {
+  const { input } = delivery;
+  try {
+    await temporal.workflow.start(WEBHOOK_DELIVERY, {
+      taskQueue,
+      workflowId: deliveryWorkflowId(input.deliveryId),
+      args: [input],
+      workflowIdReusePolicy: reuse,
+      // A run that used up the delivery's attempts fails (Failed in the UI); this retry starts the run that
+      // stays open waiting for a re-run, right away. The waiting run is never retried.
+      retry: { maximumAttempts: 2, initialInterval: '1 second' },
+      typedSearchAttributes: [
+        { key: COMPANY_ID, value: input.companyId },
+        { key: ENDPOINT_ID, value: input.endpointId },
+        { key: ENDPOINT_HOST, value: new URL(delivery.endpointUrl).hostname },
+        { key: EVENT_TYPE, value: input.eventType },
+        ...(delivery.eventId ? [{ key: EVENT_ID, value: delivery.eventId }] : []),
+        { key: DELIVERY_STATUS, value: 'pending' },
+      ],
+      staticSummary: `${input.eventType} → ${delivery.endpointUrl}`,
+      staticDetails:
+        `Delivery ${input.deliveryId} (X-Webhook-ID) of company ${input.companyId} to endpoint ${input.endpointId}. ` +
+        'Re-run it with the update "rerun" (More Actions → Send an Update) while it runs, or "Start Workflow Like This One" once it has closed.',
+    });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
+
+async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
+  const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  if (waitMs <= 0) return { via: 'update', result: null };
+  // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
+  const stopWaiting = new AbortController();
+  const outcome = update.result().catch(() => null);
+  const deadline = delay(waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
+  const result = await Promise.race([outcome, deadline]);
+  stopWaiting.abort();
+  return { via: 'update', result };
+}
+
+/** DeliveryWorkflows on Temporal: every run on `taskQueue`. */
+export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): DeliveryWorkflows {
+  return {
+    start: (delivery) => startDeliveryRun(temporal, taskQueue, delivery, 'REJECT_DUPLICATE'),
+
+    async requestRerun(delivery, request, waitMs) {
+      const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
+      // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
+      for (let round = 1; ; round++) {
+        let running: boolean;
+        try {
+          running = (await handle.describe()).status.name === 'RUNNING';
+        } catch (error) {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+          running = false;
+        }
+        if (running) {
+          try {
+            return await rerunOpenRun(handle, request, waitMs);
+          } catch (error) {
+            if (error instanceof WorkflowUpdateFailedError) throw new RerunRefused(error.cause?.message ?? error.message, { cause: error });
+            // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
+            // run makes the attempt.
+            if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
+            continue;
+          }
+        }
+        // Someone else started a run between our look and our start: the update goes to that run (at the last round,
+        // that run's attempt is this request's too).
+        if ((await startDeliveryRun(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
+      }
+    },
+
+    closedWithin(deliveryId, ms) {
+      return resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)), ms).then(
+        ({ finished }) => finished,
+        (error: unknown) => {
+          if (error instanceof WorkflowFailedError) return true;
+          throw error;
+        },
+      );
+    },
+
+    async startRecovery(input, summary) {
+      await temporal.workflow.start(DELIVERY_RECOVERY, { taskQueue, workflowId: recoveryWorkflowId(input.recoveryId), args: [input], staticSummary: summary });
+    },
+  };
+}
