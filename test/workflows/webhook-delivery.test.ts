@@ -3,7 +3,7 @@ import { WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError } from 
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
 import { SETTINGS } from '../../src/config';
-import { startDeliveryWorkflow } from '../../src/delivery/delivery-workflows';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { ATTEMPT_FAILED, ATTEMPT_REJECTED, type AttemptFailure, DELIVERY_FAILED, deliveryWorkflowId, type DeliveryRunPlan, rerunUpdate, type WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
 import { type ActivityCall, createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
 
@@ -118,7 +118,7 @@ afterEach(async () => {
 });
 
 async function start(taskQueue: string, input: WebhookDeliveryInput) {
-  await startDeliveryWorkflow(env.client, taskQueue, { input, endpointUrl: 'https://hooks.example.com/construction', eventId: null });
+  await temporalDeliveryWorkflows(env.client, taskQueue).start({ input, endpointUrl: 'https://hooks.example.com/construction', eventId: null });
   const handle = env.client.workflow.getHandle(deliveryWorkflowId(input.deliveryId));
   started.push(handle);
   const { runId } = await handle.describe();
