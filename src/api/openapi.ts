@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CRON_PATTERN } from '../domain/reporting/report-schedules';
+import { CURRENCIES } from '../domain/supply/purchase-orders';
 import { EVENT_REGISTRY, type EventDefinition, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../events/registry';
 import { PROJECT_ROOT } from '../paths';
 import { type JsonSchema, loadSchemaFiles, resolveRef } from '../schemas/schema-files';
@@ -31,14 +32,7 @@ const CHECKED_IN_CODE: Record<string, (schema: Json) => Json> = {
   }),
   'rest/webhook-endpoints.json#/$defs/create': (schema) => withProperty(schema, 'url', { pattern: '^https://' }),
   'rest/report-schedules.json#/$defs/cron': (schema) => ({ ...schema, pattern: CRON_PATTERN }),
-  // Exactly one of the two names the customer, and the location (src/api/resources/projects.ts).
-  'rest/projects.json#/$defs/create': (schema) => ({
-    ...schema,
-    allOf: [
-      { oneOf: [{ required: ['customer_id'] }, { required: ['customer'] }] },
-      { oneOf: [{ required: ['location_id'] }, { required: ['location'] }] },
-    ],
-  }),
+  'rest/purchase-orders.json#/$defs/fields': (schema) => withProperty(schema, 'currency', { enum: [...CURRENCIES] }),
 };
 
 function withProperty(schema: Json, name: string, refinement: Json): Json {

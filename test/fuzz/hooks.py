@@ -98,6 +98,9 @@ def _operation(case):
     return f"{case.operation.method.upper()} {case.operation.path}"
 
 
+_FUZZING_RESERVE = 6
+
+
 def _use_records(case):
     """Swaps the generated path ids for ids of records the test created: every valid case of an operation that
     uses its record up (a DELETE, a lifecycle step) takes a record of its own, once; every other case of the
@@ -109,18 +112,21 @@ def _use_records(case):
     operations = _RECORD_IDS["operations"]
     chosen = None
     if key in _USED_UP:
+        # The coverage phase leaves some for the fuzzing phase, whose cases come after all of its own.
+        reserve = _FUZZING_RESERVE if case.meta is not None and case.meta.phase.name.value == "coverage" else 0
         with _LOCK:
-            if _positive(case) and operations.get(key):
+            if _positive(case) and len(operations.get(key) or []) > reserve:
                 chosen = operations[key].pop(0)
     else:
         pool = operations.get(key) or operations.get(case.operation.path)
         turn = _turn(key)
         if pool and turn % 2:
             chosen = pool[(turn // 2) % len(pool)]
+    # A new dict: the coverage phase hands the same one to several cases.
     if isinstance(chosen, dict):
-        parameters.update(chosen)
+        case.path_parameters = {**parameters, **chosen}
     elif chosen is not None:
-        parameters["id"] = chosen
+        case.path_parameters = {**parameters, "id": chosen}
 
 
 def _uuid_like(value):
@@ -128,12 +134,18 @@ def _uuid_like(value):
 
 
 def _refer_to_records(case):
-    """In every other valid body, the references to other records (customer_id, employee_id, …) name records
-    that exist, a location one of its customer's, a received line item one of the order's; and the values that
-    must be unique in the company (emp_number, names) are made so."""
+    """Line items named in a valid body are the order's own; in every other valid body, the references to other
+    records (customer_id, employee_id, …) name records that exist, a location one of its customer's; and the values that
+    must be unique in the company (emp_number, names) are made so, and skills are the company's."""
     body = case.body
     if not isinstance(body, dict) or not _positive(case):
         return
+    line_items = _RECORD_IDS["line_items"].get((case.path_parameters or {}).get("id"))
+    for field, id_field in (("received_items", "line_item_id"), ("line_items", "id")):
+        if line_items and isinstance(body.get(field), list):
+            for n, item in enumerate(body[field]):
+                if isinstance(item, dict) and _uuid_like(item.get(id_field)):
+                    item[id_field] = line_items[n % len(line_items)]
     turn = _turn(f"{_operation(case)} body")
     if turn % 2 == 0:
         return
@@ -146,17 +158,23 @@ def _refer_to_records(case):
         elif field == "url" and case.operation.path.startswith("/api/v1/webhook-endpoints"):
             body[field] = _ENDPOINT_URL
         elif field in _UNIQUE and isinstance(value, str):
-            body[field] = f"{value[:50]} {turn}" if field != "emp_number" else f"FUZZ-{turn}"
-    if _uuid_like(body.get("location_id")) and _uuid_like(body.get("customer_id")) and references["location_pairs"]:
-        body.update(references["location_pairs"][(turn // 2) % len(references["location_pairs"])])
-    line_items = _RECORD_IDS["line_items"].get((case.path_parameters or {}).get("id"))
-    if line_items and isinstance(body.get("received_items"), list):
-        for n, item in enumerate(body["received_items"]):
-            if isinstance(item, dict) and _uuid_like(item.get("line_item_id")):
-                item["line_item_id"] = line_items[n % len(line_items)]
+            suffix = uuid.uuid4().hex[:12]
+            body[field] = f"FZ-{suffix}" if field in _CODES else f"{value[:50]} {suffix}"
+        elif field == "employee_skills" and isinstance(value, list) and references.get("skill_names"):
+            body[field] = references["skill_names"][: len(value)]
+    pairs = references["location_pairs"]
+    if case.operation.path == "/api/v1/projects" and case.operation.method.upper() == "POST" and pairs:
+        # Exactly one of customer_id and customer names the customer, and one of location_id and location the location.
+        body.pop("customer", None)
+        body.pop("location", None)
+        body.update(pairs[(turn // 2) % len(pairs)])
+    elif _uuid_like(body.get("location_id")) and _uuid_like(body.get("customer_id")) and pairs:
+        body.update(pairs[(turn // 2) % len(pairs)])
 
 
-_UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "project_code"}
+_UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "project_code", "po_number"}
+# Unique values with a pattern of their own (no spaces): made unique as FZ-<hex>.
+_CODES = {"emp_number", "project_code", "po_number"}
 # The test's subscriber endpoint: loopback, which the test's configuration allows.
 _ENDPOINT_URL = "https://127.0.0.1:9/fuzz"
 

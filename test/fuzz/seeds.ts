@@ -67,7 +67,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
   const unique = () => ++serial;
 
   const projectId = await seedProject(stack, tenant, 'FUZZ-1');
-  const references: Record<string, string[]> = { employee: [], approver: [], customer: [], location: [], project: [projectId], vendor: [], work_order: [], work_type: [] };
+  const references: Record<string, string[]> = { employee: [], approver: [], customer: [], location: [], project: [projectId], vendor: [], work_order: [], work_type: [], skill_names: [] };
   const locationPairs: { customer_id: string; location_id: string }[] = [];
   const customerWithSite = async () => {
     const customer = await post('customers', { name: `Fuzz Customer ${unique()}` });
@@ -81,6 +81,9 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
 
   // A few records of each collection for the operations that read or change one.
   for (let i = 0; i < 3; i++) {
+    const skill = `Fuzz Skill ${unique()}`;
+    await post('skills', { name: skill });
+    references.skill_names!.push(skill);
     const { customer, location } = await customerWithSite();
     add('/api/v1/customers/{id}', customer);
     add('/api/v1/locations/{id}', location);
@@ -104,6 +107,8 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
     references.work_type!.push(workType);
   }
   for (const project of [projectId, await seedProject(stack, tenant, 'FUZZ-2')]) add('/api/v1/projects/{id}', project);
+  // Work orders for the reports that generated bodies file (one waiting completion report each).
+  for (let i = 0; i < 24; i++) references.work_order!.push(await post('work-orders', { title: `Fuzz Reportable ${unique()}`, project_id: projectId, status: 'in_progress' }));
 
   // Timesheets: each of a day of its own (one per employee and day), in the status an operation starts from.
   const timesheetWorker = await employee();
@@ -167,7 +172,8 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
     for (const path of ['', '/attachments']) add(`/api/v1/purchase-orders/{id}${path}`, draft);
   }
   await pool('POST /api/v1/purchase-orders/{id}/submit', () => order());
-  await pool('PUT /api/v1/purchase-orders/{id}', () => order());
+  // PUT's own drafts: it changes them, but leaves them drafts.
+  for (let i = 0; i < 3; i++) add('PUT /api/v1/purchase-orders/{id}', await order());
   for (const decision of ['approve', 'reject']) await pool(`POST /api/v1/purchase-orders/{id}/${decision}`, () => order('submit'));
   await pool('POST /api/v1/purchase-orders/{id}/receive', () => order('submit', 'approve'));
   const attachedOrder = operations['/api/v1/purchase-orders/{id}']![0] as string;

@@ -14,7 +14,7 @@ import { PROJECT_ROOT } from '../../src/paths';
 import { SchemaValidator } from '../../src/schemas/schema-validator';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
-import { request, startStack, type TestStack } from '../helpers/stack';
+import { createTenant, request, startStack, type TestStack } from '../helpers/stack';
 
 describe('GET /api/v1/openapi.json', () => {
   let stack: TestStack;
@@ -106,5 +106,25 @@ describe('GET /api/v1/openapi.json', () => {
     expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/VendorCreate');
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '409', '429', 'default']));
     expect(document.components.schemas.ErrorBody.required).toEqual(['error']);
+  });
+
+  it('states what the service checks in code, as the service checks it', async () => {
+    const tenant = await createTenant(stack.orm, ['admin']);
+    const schemas: any[] = Object.values(document.components.schemas);
+    const find = (has: (schema: any) => boolean) => schemas.find(has);
+    // Every subscription the document lists is accepted, and one it does not list is refused.
+    const subscriptions: string[] = find((schema) => schema.items?.enum?.includes('project.*')).items.enum;
+    expect(subscriptions).toEqual(expect.arrayContaining(['*', 'project.*', 'employee.created', 'workorder.created']));
+    const register = (eventTypes: string[]) => request(stack.baseUrl, 'POST', '/api/v1/webhook-endpoints', { key: tenant.key, body: { url: 'https://127.0.0.1:9/hook', event_types: eventTypes } });
+    expect((await register(subscriptions)).status).toBe(201);
+    expect((await register(['spaceship.*'])).status).toBe(400);
+    // The cron pattern agrees with the service on what it accepts and refuses.
+    const cron = new RegExp(find((schema) => schema.description?.startsWith('When it runs: a cron expression')).pattern, 'u');
+    for (const expression of ['0 6 * * 1', '*/15 0-23 1,15 1-12 0-6', ' 00 06 01 01 00 ', '60 * * * *', '* * * *', '0 6 * * 7', '0 6 0 * 1', '*/0 * * * *']) {
+      const created = await request(stack.baseUrl, 'POST', '/api/v1/report-schedules', { key: tenant.key, body: { name: `Cron ${expression}`, report_type: 'open_work_orders_by_project', cron: expression } });
+      expect({ expression, accepted: created.status === 201 }).toEqual({ expression, accepted: cron.test(expression) });
+    }
+    const withCurrencies = find((schema) => schema.properties?.currency?.enum);
+    expect(withCurrencies.properties.currency.enum).toEqual(expect.arrayContaining(['USD', 'CAD', 'EUR']));
   });
 });

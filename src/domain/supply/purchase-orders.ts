@@ -10,7 +10,8 @@ import { amountsOf, lineTotal, linesOf } from './po-amounts';
 import { PurchaseOrder, PurchaseOrderLineItem } from './purchase-order.entity';
 import { Vendor } from './vendor.entity';
 
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+/** ISO 4217 codes, as this runtime's ICU knows them. */
+export const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
 /** Next per-company number (PO-000001, …), taken under the company row's lock; numbers a sender chose are skipped. */
 async function nextPoNumber(em: EntityManager, companyId: string): Promise<string> {
