@@ -137,6 +137,8 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     const responses = readFileSync(responsesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Response);
     const operations = documentedOperations(JSON.parse(await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).text())).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
     const answered2xx = new Set(responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.operation));
+    // schemathesis reads the document itself from there, and tests every other operation.
+    if (/Loaded specification from/.test(result.output)) answered2xx.add('GET /api/v1/openapi.json');
     const serverErrors = responses.filter((r) => r.status >= 500);
     // schemathesis's own report goes to a file when asked for (its closing line is in the form CI reads), with
     // how each operation was answered.
