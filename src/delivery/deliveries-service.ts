@@ -1,4 +1,4 @@
-import type { FilterQuery, ObjectQuery } from '@mikro-orm/core';
+import { type FilterQuery, type ObjectQuery, raw } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
@@ -58,7 +58,10 @@ export async function listDeliveries(em: EntityManager, companyId: string, page:
   if (filters.after) {
     const cursor = await em.findOne(WebhookDelivery, { id: filters.after, company: companyId });
     if (!cursor) throw ApiError.invalid('after', 'does not name a delivery of your company');
-    Object.assign(where, { $or: [{ createdAt: { $lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { $lt: cursor.id } }] });
+    // Compared with the cursor's row in SQL: created_at has microseconds, a JavaScript Date only milliseconds, so
+    // deliveries made in the cursor's millisecond would be skipped if compared with the Date.
+    const cursorCreatedAt = () => raw('(select c.created_at from webhook_deliveries c where c.id = ?)', [cursor.id]);
+    Object.assign(where, { $or: [{ createdAt: { $lt: cursorCreatedAt() } }, { createdAt: cursorCreatedAt(), id: { $lt: cursor.id } }] });
   }
   const found = await findPage(em, WebhookDelivery, where, { createdAt: 'desc', id: 'desc' }, page);
   const nextAfter = found.items.length === page.limit && found.total > page.offset + page.limit ? found.items.at(-1)!.id : null;

@@ -200,6 +200,12 @@ describe('subscriber features', () => {
     const { sender, subscriber, endpoint } = await subscriberWith();
     for (let i = 0; i < 5; i++) await sendInbound(stack.baseUrl, sender, employee());
     await waitFor(async () => (await deliveryIdsOf(stack, endpoint.id)).length === 5);
+    // All in one millisecond, microseconds apart: what a fan-out can do, and finer than a JavaScript Date.
+    await stack.em().execute(
+      `update webhook_deliveries d set created_at = timestamptz '2026-03-01T08:00:00.000100Z' + n.i * interval '1 microsecond'
+         from (select id, row_number() over (order by id) as i from webhook_deliveries where endpoint_id = ?) n where d.id = n.id`,
+      [endpoint.id],
+    );
 
     const byOffset = (await get(subscriber.key, `/webhook-deliveries?endpoint_id=${endpoint.id}`)).body.data.map((d: any) => d.id);
     const byCursor: string[] = [];
