@@ -81,11 +81,11 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     const binary = schemathesisBinary();
     const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const tenant = await createTenant(stack.orm, ['admin']);
-    const purchasing = await createTenant(stack.orm, ['admin']);
+    const separate = await createTenant(stack.orm, ['admin']);
     const idsFile = path.join(dir, 'ids.json');
-    writeFileSync(idsFile, JSON.stringify(await seedRecords(stack, tenant, purchasing)));
+    writeFileSync(idsFile, JSON.stringify(await seedRecords(stack, tenant, separate)));
     const keyFile = path.join(dir, 'key.json');
-    writeFileSync(keyFile, JSON.stringify({ key: tenant.key, secret: tenant.signingSecret, purchasing_key: purchasing.key }));
+    writeFileSync(keyFile, JSON.stringify({ key: tenant.key, secret: tenant.signingSecret, separate_key: separate.key }));
     const coverageFile = path.join(dir, 'coverage.ndjson');
     const responsesFile = path.join(dir, 'responses.ndjson');
     const startedAt = Date.now();
@@ -133,7 +133,12 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     const output = result.output.replace(RUNNER_SUMMARY, '');
     const cases = Number(/(\d+) generated/.exec(output)?.[1] ?? 0);
-    const warnings = /^={2,}\s*WARNINGS\s*={2,}$/m.test(result.output) ? /^Warnings:\n((?:\s+⚠️.*\n)+)/m.exec(output)?.[1]?.trim().split('\n').map((w) => w.trim()) ?? ['(see FUZZ_OUTPUT)'] : [];
+    // Each warning with the operations it names, from schemathesis's WARNINGS section.
+    const warningSection = /^=+ WARNINGS =+$([\s\S]*?)^=+ SUMMARY =+$/m.exec(result.output)?.[1] ?? '';
+    const warnings = warningSection
+      .split('\n')
+      .filter((line) => /^\S/.test(line) || /^\s+- /.test(line))
+      .map((line) => line.trim());
     const responses = readFileSync(responsesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Response);
     const operations = documentedOperations(JSON.parse(await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).text())).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
     const answered2xx = new Set(responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.operation));
@@ -149,7 +154,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     }
     console.log(
       `API fuzz: ${answered2xx.size} of ${operations.length} operations answered 2xx, ${cases} cases in ${seconds} s, ` +
-        `${warnings.length} warnings, ${serverErrors.length} 5xx, exit code ${result.code} (FUZZ_SEED=${seed} repeats it)`,
+        `${warnings.filter((line) => !/^(-|💡)/u.test(line)).length} warnings, ${serverErrors.length} 5xx, exit code ${result.code} (FUZZ_SEED=${seed} repeats it)`,
     );
 
     // What went wrong, with schemathesis's reproduction commands: its FAILURES and ERRORS sections.

@@ -8,7 +8,7 @@
 - Path ids: every other generated id is swapped for the id of a record the test created (seeds.ts), so
   operations on one record get past their 404. An operation that uses its record up (a DELETE, a lifecycle
   step) has records of its own and takes a new one for each valid case. A path with two ids (a timesheet's
-  entry) gets a pair that belongs together. Purchase orders are a second company's (see seeds.ts).
+  entry) gets a pair that belongs together. Purchase orders and payroll runs are a second company's (see seeds.ts).
 - Bodies: in every other valid body, references to other records (customer_id, employee_id, …) name records
   that exist, and values that must be unique in the company (emp_number, names) are made unique.
 - Idempotency-Key: a valid one is made unique per case (generators repeat values, and a reused key is a 422).
@@ -64,10 +64,10 @@ def _set_header(headers, name, value):
 
 @schemathesis.auth(refresh_interval=None)
 class KeyPool:
-    """The X-API-Key security scheme, with the test's key (the purchasing company's for purchase orders)."""
+    """The X-API-Key security scheme, with the test's key (the separate company's, see seeds.ts, where its operations run)."""
 
     def get(self, case, ctx):
-        return _KEY["purchasing_key"] if _purchasing(case) else _KEY["key"]
+        return _KEY["separate_key"] if _in_separate_company(case) else _KEY["key"]
 
     def set(self, case, data, ctx):
         if case.headers is None:
@@ -86,8 +86,12 @@ def _turn(key):
         return _TURNS[key]
 
 
-def _purchasing(case):
-    return case.operation.path.startswith("/api/v1/purchase-orders")
+# Operations whose effects reach across a company run in a company of their own (see seeds.ts).
+_SEPARATE_COMPANY_PATHS = ("/api/v1/purchase-orders", "/api/v1/payroll-runs")
+
+
+def _in_separate_company(case):
+    return case.operation.path.startswith(_SEPARATE_COMPANY_PATHS)
 
 
 def _positive(case):
@@ -149,7 +153,7 @@ def _refer_to_records(case):
     turn = _turn(f"{_operation(case)} body")
     if turn % 2 == 0:
         return
-    references = _RECORD_IDS["purchasing_references" if _purchasing(case) else "references"]
+    references = _RECORD_IDS["separate_references" if _in_separate_company(case) else "references"]
     for field, value in list(body.items()):
         kind = references["fields"].get(field)
         pool = references.get(kind) if kind else None

@@ -18,8 +18,7 @@ interface References {
  * - `used_up`: operations that use a record up (a DELETE, a lifecycle step, a PUT that may close or approve
  *   it): each valid case takes one, once.
  * - `references`: body fields naming another record (`fields`: field → kind), with records of each kind;
- *   `purchasing_references` the same for the purchase order operations, which run in a company of their own
- *   (see seedRecords).
+ *   `separate_references` the same for the operations that run in a company of their own (see seedRecords).
  */
 export interface Seeds {
   operations: Record<string, PathIds[]>;
@@ -27,7 +26,7 @@ export interface Seeds {
   /** The line items of each purchase order that can be received, for the items a receipt names. */
   line_items: Record<string, string[]>;
   references: References;
-  purchasing_references: References;
+  separate_references: References;
 }
 
 /** Records for each operation that uses one up: coverage and fuzzing together send it about this many valid cases. */
@@ -49,11 +48,12 @@ function requester(stack: TestStack, tenant: Tenant) {
 }
 
 /**
- * Seeds `tenant`'s records, and `purchasing`'s for the purchase order operations: an order needs the approval
- * of every threshold's role up to its amount, and the run's own approval thresholds (created, renamed) would
- * otherwise make each order wait for roles nobody holds.
+ * Seeds `tenant`'s records, and `separate`'s for the operations whose effects reach across a company, which run
+ * there (hooks.py): an order needs the approval of every threshold's role up to its amount, and the run's own
+ * approval thresholds (created, renamed) would make each order wait for roles nobody holds; a payroll run
+ * processes every locked timesheet of its period, those the timesheet operations were given included.
  */
-export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: Tenant): Promise<Seeds> {
+export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Tenant): Promise<Seeds> {
   const { call, post } = requester(stack, tenant);
   const operations: Record<string, PathIds[]> = {};
   const usedUp: string[] = [];
@@ -152,13 +152,13 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
     for (const decision of ['approve', 'reject']) await pool(`POST /api/v1/${collection}/{id}/${decision}`, () => report(collection));
   }
 
-  // Purchase orders in the status each operation starts from, and attachments, in the purchasing company:
-  // one approval threshold, for any amount, and an employee holding its role.
-  const buyer = requester(stack, purchasing);
+  // Purchase orders in the status each operation starts from, and attachments, in the separate company: one
+  // approval threshold, for any amount, and an employee holding its role. And a payroll run.
+  const buyer = requester(stack, separate);
   await buyer.post('approval-thresholds', { role_name: roleName, max_amount: null });
   const poApprover = await buyer.post('employees', { emp_number: 'FUZZ-PO', name: 'Fuzz Buyer', email: 'buyer@example.com', employee_type: 'office', role_name: roleName });
   const poVendor = await buyer.post('vendors', { vendor_name: 'Fuzz PO Vendor' });
-  const poProject = await seedProject(stack, purchasing, 'FUZZ-PO');
+  const poProject = await seedProject(stack, separate, 'FUZZ-PO');
   const lineItems: Record<string, string[]> = {};
   const order = async (...steps: string[]) => {
     const items = [0, 1].map((n) => ({ description: `Fuzz item ${n}`, quantity: 5, unit_price: 10 }));
@@ -180,7 +180,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
   const attach = async () => {
     const response = await fetch(`${stack.baseUrl}/api/v1/purchase-orders/${attachedOrder}/attachments?filename=seed.pdf`, {
       method: 'POST',
-      headers: { 'X-API-Key': purchasing.key, 'Content-Type': 'application/pdf' },
+      headers: { 'X-API-Key': separate.key, 'Content-Type': 'application/pdf' },
       body: Buffer.from('%PDF-1.4 seed'),
     });
     if (response.status !== 201) throw new Error(`seeding an attachment: ${response.status} ${await response.text()}`);
@@ -196,7 +196,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
   await call('POST', `report-schedules/${reported}/run`);
   const generated = await waitFor(async () => (await request(stack.baseUrl, 'GET', `/api/v1/report-runs?schedule_id=${reported}`, { key: tenant.key })).body.data[0]?.id, 30_000, 'a report');
   for (const path of ['', '/download']) add(`/api/v1/report-runs/{id}${path}`, generated);
-  add('/api/v1/payroll-runs/{id}', (await call('POST', 'payroll-runs', { period_start: '2026-03-01', period_end: '2026-03-31' })).id);
+  add('/api/v1/payroll-runs/{id}', (await buyer.call('POST', 'payroll-runs', { period_start: '2026-03-01', period_end: '2026-03-31' })).id);
 
   // A webhook endpoint nothing listens at (its deliveries fail fast: what the delivery operations are about),
   // its test delivery and a bulk recovery.
@@ -247,6 +247,6 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, purchasing: 
     used_up: usedUp,
     line_items: lineItems,
     references: { ...references, fields, location_pairs: locationPairs },
-    purchasing_references: { fields, location_pairs: [], approver: [poApprover], project: [poProject], vendor: [poVendor] },
+    separate_references: { fields, location_pairs: [], approver: [poApprover], project: [poProject], vendor: [poVendor] },
   };
 }

@@ -204,7 +204,7 @@ export async function sendInbound<T = any>(
     'X-Webhook-Timestamp': timestamp,
     'X-Webhook-Signature': options.signature ?? signWebhook(options.secret ?? tenant.signingSecret, timestamp, rawBody),
   };
-  if (options.source) headers['X-Webhook-Source'] = options.source;
+  if (options.source !== undefined) headers['X-Webhook-Source'] = options.source;
   return request<T>(baseUrl, 'POST', '/webhooks/inbound', { key: tenant.key, rawBody, headers });
 }
 

@@ -63,6 +63,8 @@ describe('POST /webhooks/inbound', () => {
       const unknown = await sendInbound(stack.baseUrl, tenant, envelope('test.connection'), { source: 'carrier-pigeon' });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'X-Webhook-Source', reason: expect.stringContaining('custom') } });
+      // Present but empty names no source (absent is custom); found by the fuzz test.
+      expect((await sendInbound(stack.baseUrl, tenant, envelope('test.connection'), { source: '' })).status).toBe(400);
       for (const source of ['custom', 'zapier', 'make', 'n8n']) {
         expect((await sendInbound(stack.baseUrl, tenant, envelope('test.connection'), { source })).status).toBe(200);
       }

@@ -46,7 +46,8 @@ export function inboundRoutes(deps: AppDeps): Router<AppState> {
     requireValidBody(),
     async (ctx) => {
       const { principal } = ctx.state;
-      const source = (ctx.get('X-Webhook-Source') || 'custom').toLowerCase();
+      // Absent is custom; present but empty is not a source.
+      const source = ctx.headers['x-webhook-source'] === undefined ? 'custom' : ctx.get('X-Webhook-Source').toLowerCase();
       if (!(INBOUND_SOURCES as readonly string[]).includes(source)) {
         throw ApiError.invalid('X-Webhook-Source', `must be one of: ${INBOUND_SOURCES.join(', ')}`);
       }
