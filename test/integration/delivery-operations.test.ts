@@ -171,15 +171,21 @@ describe('a delivery that failed 6 times', () => {
     await stack.temporal.workflow.getHandle(workflowId).terminate('closed for the test');
     const input = { deliveryId, companyId: sender.companyId, endpointId, eventType: 'employee.created' };
 
+    const runsOf = async (id: string) => {
+      const all: { status: string; runId: string }[] = [];
+      for await (const e of stack.temporal.workflow.list({ query: `WorkflowId = "${id}"` })) all.push({ status: e.status.name, runId: e.runId });
+      return all;
+    };
     const startByHand = async (id: string, startedWith: unknown) => {
+      // The run this start makes: visibility may list the earlier runs of the id first, or before it.
+      const earlier = new Set((await runsOf(id)).map((r) => r.runId));
       const started = await temporalCli(stack.config.temporal.address, [
         'workflow', 'start', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueue, '--workflow-id', id, '--input', JSON.stringify(startedWith),
       ]);
       expect(started.code).toBe(0);
       const runs = await waitFor(async () => {
-        const all: { status: string; runId: string }[] = [];
-        for await (const e of stack.temporal.workflow.list({ query: `WorkflowId = "${id}"` })) all.push({ status: e.status.name, runId: e.runId });
-        return all[0] && all[0].status !== 'RUNNING' && all;
+        const run = (await runsOf(id)).find((r) => !earlier.has(r.runId));
+        return run && run.status !== 'RUNNING' && [run];
       }, 30_000, `the run of ${id} to close`);
       expect(runs[0]!.status).toBe('FAILED');
       const events = (await stack.temporal.workflow.getHandle(id, runs[0]!.runId).fetchHistory()).events!;
