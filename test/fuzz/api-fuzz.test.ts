@@ -6,7 +6,7 @@ import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { PROJECT_ROOT } from '../../src/paths';
 import { optedOut } from '../helpers/opt-outs';
 import { schemathesisBinary } from './schemathesis';
-import { createTenant, startStack, testConfig, type TestStack } from '../helpers/stack';
+import { createTenant, request, startStack, testConfig, type TestStack } from '../helpers/stack';
 import { seedRecords } from './seeds';
 
 /**
@@ -144,7 +144,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
       .filter((line) => /^\S/.test(line) || /^\s+- /.test(line))
       .map((line) => line.trim());
     const responses = readFileSync(responsesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Response);
-    const operations = documentedOperations(JSON.parse(await (await fetch(`${stack.baseUrl}/api/v1/openapi.json`)).text())).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
+    const operations = documentedOperations((await request(stack.baseUrl, 'GET', '/api/v1/openapi.json')).body).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
     const answered2xx = new Set(responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.operation));
     // schemathesis reads the document itself from there, and tests every other operation.
     if (/Loaded specification from/.test(result.output)) answered2xx.add('GET /api/v1/openapi.json');
