@@ -2,7 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DeliveryAttempt, type AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
 import { markFailed, resolveDeliveryAlerts } from '../src/delivery/alerts';
 import { classify, endpointNotActive, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
-import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
+import { admitAttempt, allHeld, clearHold, settleAttempt, verdictOf } from '../src/delivery/endpoint-admission';
+import { type HoldReason, WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
 import { deliveryHeaders, signingSecrets } from '../src/delivery/delivery-headers';
 import type { WebhookResult } from '../src/delivery/webhook-sender';
@@ -34,8 +35,11 @@ export interface SendAttemptInput {
   nextAttemptInMs: number | null;
 }
 
-/** A delivered attempt, or none made because the endpoint's rate limit has no slot for this long. */
-export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number };
+/**
+ * A delivered attempt; or none made, because the endpoint's rate limit has no slot for this long, or because the
+ * endpoint holds it (src/delivery/endpoint-admission.ts): the run waits up to `heldForMs` or until it is woken.
+ */
+export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number } | { heldForMs: number; reason: HoldReason };
 
 /** The input's fields that differ from the delivery's row, as "field: given ≠ stored". */
 function inputMismatches(input: WebhookDeliveryInput, delivery: WebhookDelivery): string[] {
@@ -82,7 +86,13 @@ function settle(attempt: DeliveryAttempt, retryAfterMs: number | null = null): S
   });
 }
 
-export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics }: ActivityDeps) {
+export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics, deliveryWorkflows }: ActivityDeps) {
+  /** Wakes held deliveries after the change that frees them has committed; a failure leaves them to their own timers. */
+  const wake = async (deliveryIds: string[]) => {
+    if (deliveryIds.length === 0) return;
+    await deliveryWorkflows.wake(deliveryIds).catch((error: unknown) => logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'));
+  };
+
   return {
     /**
      * Checks the run's input against the database (a run started by hand with another delivery's fields is refused)
@@ -137,6 +147,13 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         const throttledForMs = await takeRateSlot(em, endpoint);
         if (throttledForMs !== null) return { throttledForMs };
       }
+      // A test send is how a subscriber checks a fixed endpoint: it goes out even past an open breaker.
+      if (endpoint.status === 'active' && !delivery.isTest) {
+        const admission = await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id);
+        if (!admission.admitted) return { heldForMs: admission.retryInMs, reason: admission.reason };
+      } else {
+        await clearHold(em, delivery.id);
+      }
 
       const attempt = existing ?? em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
       Object.assign(delivery, { status: delivery.status === 'pending' ? 'pending' : 'retrying', nextAttemptAt: null });
@@ -168,11 +185,20 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
       } else if (outcome === 'retryable_failure' && input.nextAttemptInMs !== null) {
         delivery.status = 'retrying';
       }
-      await em.transactional(async (tx) => {
+      const { transition, wake: toWake } = await em.transactional(async (tx) => {
         await tx.flush();
-        await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
+        const disabled = await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
         if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
+        if (endpoint.status !== 'active') return { transition: null, wake: [] };
+        const settlement = await settleAttempt(tx, webhooks.admission, endpoint.id, delivery.id, verdictOf(result));
+        // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
+        return disabled ? { ...settlement, wake: await allHeld(tx, endpoint.id) } : settlement;
       });
+      await wake(toWake);
+      if (transition) {
+        metrics.circuitTransitions.inc({ to: transition === 'closed' ? 'closed' : 'open' });
+        logger.info({ endpointId: endpoint.id, companyId: delivery.company.id, circuit: transition, lastError: result.error }, `circuit breaker of endpoint ${endpoint.id} ${transition}`);
+      }
       if (endpoint.status === 'active' || result.durationMs > 0) {
         metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
       }
@@ -196,7 +222,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         .fork()
         .getConnection()
         .execute(
-          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
+          `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, held_reason = null, held_until = null, updated_at = now()
             where id = ? and company_id = ? and endpoint_id = ? and event_type = ? and status <> 'delivered'`,
           [input.deliveryId, input.companyId, input.endpointId, input.eventType],
         );

@@ -35,6 +35,15 @@ export interface Config {
     disableAfterMs: number;
     /** How long deliveries carry the previous secret's signature after a rotation, unless the rotation says. */
     secretOverlapMs: number;
+    /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/endpoint-admission.ts). */
+    admission: {
+      maxInFlight: number;
+      failureThreshold: number;
+      cooldownMs: number;
+      maxCooldownMs: number;
+      /** How long a slot outlives the start of its attempt when the attempt never reports back (its worker died). */
+      slotLeaseMs: number;
+    };
   };
   /** Port of the worker's /metrics (0: any free port). */
   workerMetricsPort: number;
@@ -199,6 +208,26 @@ export const SETTINGS = {
     default: '86400',
     parse: seconds,
   },
+  WEBHOOK_ENDPOINT_MAX_IN_FLIGHT: {
+    description: 'attempts in flight to one endpoint at most, all workers together; more wait without holding a worker slot',
+    default: '4',
+    parse: integer(1, 1000),
+  },
+  WEBHOOK_CIRCUIT_FAILURES: {
+    description: "deliveries whose attempts to an endpoint failed in a row (timeouts, connection errors, 5xx; one delivery's retries count once) that open its circuit breaker",
+    default: '5',
+    parse: integer(1, 10000),
+  },
+  WEBHOOK_CIRCUIT_COOLDOWN: {
+    description: 'seconds an opened breaker holds attempts before one probe attempt; doubled after each failed probe',
+    default: '30',
+    parse: seconds,
+  },
+  WEBHOOK_CIRCUIT_MAX_COOLDOWN: {
+    description: 'seconds a breaker holds attempts at most between probes (10 min)',
+    default: '600',
+    parse: seconds,
+  },
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   WORKER_MAX_CACHED_WORKFLOWS: {
     description:
@@ -287,6 +316,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rerunWaitMs: v.WEBHOOK_RERUN_WAIT,
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
+      admission: {
+        maxInFlight: v.WEBHOOK_ENDPOINT_MAX_IN_FLIGHT,
+        failureThreshold: v.WEBHOOK_CIRCUIT_FAILURES,
+        cooldownMs: v.WEBHOOK_CIRCUIT_COOLDOWN,
+        maxCooldownMs: Math.max(v.WEBHOOK_CIRCUIT_COOLDOWN, v.WEBHOOK_CIRCUIT_MAX_COOLDOWN),
+        // An attempt lasts WEBHOOK_TIMEOUT_MS at most; a minute more covers its bookkeeping and a slow database.
+        slotLeaseMs: v.WEBHOOK_TIMEOUT_MS + 60_000,
+      },
     },
     workerMetricsPort: v.WORKER_METRICS_PORT,
     workerMaxCachedWorkflows: v.WORKER_MAX_CACHED_WORKFLOWS,

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from './db/orm';
 import { ALERT_KINDS } from './delivery/webhook-alert.entity';
-import { DELIVERY_STATUSES } from './delivery/webhook-delivery.entity';
+import { DELIVERY_STATUSES, HOLD_REASONS } from './delivery/webhook-delivery.entity';
+import { CIRCUIT_STATES } from './delivery/webhook-endpoint.entity';
 
 /**
  * Prometheus metrics (GET /metrics on the api and on the worker). Counters and histograms count what this process
@@ -30,6 +31,30 @@ function addStateGauges(registry: Registry, orm: Orm): void {
     async collect() {
       const [row] = await em().execute<{ age: number | null }[]>('select extract(epoch from now() - min(created_at))::float8 as age from outbox_events where dispatched_at is null');
       this.set(Math.max(0, row?.age ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'webhook_endpoint_circuits',
+    help: 'Active webhook endpoints by the state of their circuit breaker (closed, open, half_open).',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const rows = await em().execute<{ state: string; count: string }[]>(
+        `select circuit_state as state, count(*) as count from webhook_endpoints where status = 'active' group by circuit_state`,
+      );
+      for (const state of CIRCUIT_STATES) this.set({ state }, Number(rows.find((r) => r.state === state)?.count ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'webhook_deliveries_held',
+    help: 'Deliveries waiting for their endpoint without making their attempt, by reason (circuit_open, endpoint_busy).',
+    labelNames: ['reason'],
+    registers: [registry],
+    async collect() {
+      const rows = await em().execute<{ reason: string; count: string }[]>(
+        'select held_reason as reason, count(*) as count from webhook_deliveries where held_until is not null group by held_reason',
+      );
+      for (const reason of HOLD_REASONS) this.set({ reason }, Number(rows.find((r) => r.reason === reason)?.count ?? 0));
     },
   });
   new Gauge({
@@ -80,6 +105,7 @@ export function createApiMetrics(orm: Orm): ApiMetrics {
 export interface WorkerMetrics {
   registry: Registry;
   attemptDuration: Histogram<'endpoint_host' | 'outcome'>;
+  circuitTransitions: Counter<'to'>;
 }
 
 export function createWorkerMetrics(orm: Orm): WorkerMetrics {
@@ -92,6 +118,12 @@ export function createWorkerMetrics(orm: Orm): WorkerMetrics {
       help: 'Duration of delivery attempts (connect to response), by endpoint host and outcome.',
       labelNames: ['endpoint_host', 'outcome'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    circuitTransitions: new Counter({
+      name: 'webhook_circuit_transitions_total',
+      help: "Endpoint circuit breakers this worker opened (after failures, or a failed probe) or closed (a probe or any attempt succeeded).",
+      labelNames: ['to'],
       registers: [registry],
     }),
   };

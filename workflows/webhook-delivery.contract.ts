@@ -1,4 +1,4 @@
-import { defineUpdate } from '@temporalio/workflow';
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /**
  * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
@@ -105,6 +105,12 @@ export const rerunUpdate = defineUpdate<RerunResult, [RerunRequest]>('rerun');
 export const RERUN_UPDATE_DESCRIPTION =
   'Re-run this webhook delivery now, keeping its X-Webhook-ID, and show the attempt it made. Input (optional): ' +
   '{"reason": "why"}. A failed delivery gets one more attempt; one waiting for its next retry makes it at once.';
+
+/**
+ * Sent to a held delivery when its endpoint lets attempts through again (a slot freed, the breaker closed, the
+ * endpoint was disabled): it tries its attempt now instead of at the end of its wait.
+ */
+export const endpointReadySignal = defineSignal('endpointReady');
 
 const MAX_REASON_LENGTH = 500;
 

@@ -17,7 +17,8 @@ import {
 import type { DeliveryRunActivities } from '../activities/webhook-delivery';
 import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
 import type { DeliveryStatus } from '../src/delivery/webhook-delivery.entity';
-import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
+import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
@@ -25,6 +26,7 @@ import {
   checkRerunRequest,
   DELIVERY_FAILED,
   describeFailure,
+  endpointReadySignal,
   RERUN_UPDATE_DESCRIPTION,
   type RerunResult,
   rerunUpdate,
@@ -47,6 +49,10 @@ type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number 
 
 const duration = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 360_000) / 10} h`);
 const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
+const HELD_BECAUSE: Record<HoldReason, string> = {
+  circuit_open: "the endpoint's circuit breaker is open (it failed too often in a row); it waits for the breaker's probe",
+  endpoint_busy: 'the endpoint has as many attempts in flight as it may (WEBHOOK_ENDPOINT_MAX_IN_FLIGHT); it waits its turn, oldest first',
+};
 
 /**
  * One event to one endpoint. Attempts at the scheduled times (durable timers) until a 2xx, a 4xx, or the last
@@ -78,6 +84,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
       },
     },
   );
+  // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
+  let endpointReady = false;
+  setHandler(endpointReadySignal, () => {
+    endpointReady = true;
+  });
   let currentDetails = '';
   // A signal cannot be refused, but a mistyped one should not vanish: it is logged and shown in the details.
   setDefaultSignalHandler((name) => {
@@ -108,16 +119,45 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
             await sleep(sent.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
             continue;
           }
+          if ('heldForMs' in sent) {
+            // Held by the endpoint: not an attempt, so it does not count against the schedule. A re-run asked for
+            // meanwhile is made once the endpoint lets attempts through.
+            attemptInFlight = false;
+            await holdAttempt(number, sent.reason, sent.heldForMs);
+            attemptInFlight = true;
+            continue;
+          }
+          if (held) {
+            held = false;
+            upsertSearchAttributes([{ key: DELIVERY_HELD, value: null }]);
+          }
           return { delivered: true, statusCode: sent.statusCode, durationMs: sent.durationMs };
         } catch (error) {
           const failure = attemptFailureOf(error);
           if (!failure) throw error;
+          if (held) {
+            held = false;
+            upsertSearchAttributes([{ key: DELIVERY_HELD, value: null }]);
+          }
           return { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED };
         }
       }
     } finally {
       attemptInFlight = false;
     }
+  }
+
+  let held = false;
+  /** Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. */
+  async function holdAttempt(number: number, reason: HoldReason, ms: number): Promise<void> {
+    if (!held) upsertSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
+    held = true;
+    const shown = currentDetails;
+    setCurrentDetails(`${shown}\n\n**Held** · Attempt ${number + 1} waits: ${HELD_BECAUSE[reason]}. It looks again by ${new Date(Date.now() + ms).toISOString()} at the latest.`);
+    endpointReady = false;
+    await condition(() => endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });
+    endpointReady = false;
+    setCurrentDetails(shown);
   }
 
   /** Waits up to `ms` for a re-run request; true when one came, which the next attempt serves. */

@@ -36,17 +36,16 @@ export async function takeRateSlot(em: EntityManager, endpoint: WebhookEndpoint)
 /**
  * Keeps the endpoint's failing streak: cleared by a success, started by the first failure after one. A 410 Gone,
  * or a streak longer than WEBHOOK_DISABLE_AFTER, disables the endpoint with an alert. Atomic updates, so workers
- * attempting the same endpoint at once agree.
+ * attempting the same endpoint at once agree. True when this disabled the endpoint.
  */
-export async function recordEndpointHealth(em: EntityManager, endpoint: WebhookEndpoint, succeeded: boolean, result: WebhookResult, disableAfterMs: number, logger: Logger): Promise<void> {
+export async function recordEndpointHealth(em: EntityManager, endpoint: WebhookEndpoint, succeeded: boolean, result: WebhookResult, disableAfterMs: number, logger: Logger): Promise<boolean> {
   if (succeeded) {
     await em.execute('update webhook_endpoints set failing_since = null where id = ? and failing_since is not null', [endpoint.id]);
-    return;
+    return false;
   }
-  if (endpoint.status !== 'active' || result.failureKind === 'blocked') return;
+  if (endpoint.status !== 'active' || result.failureKind === 'blocked') return false;
   if (result.statusCode === 410) {
-    await disableEndpoint(em, logger, endpoint.id, `The endpoint answered 410 Gone at ${new Date().toISOString()}`);
-    return;
+    return disableEndpoint(em, logger, endpoint.id, `The endpoint answered 410 Gone at ${new Date().toISOString()}`);
   }
   const [row] = await em.execute<{ failing_ms: number }[]>(
     `update webhook_endpoints set failing_since = coalesce(failing_since, now()) where id = ?
@@ -55,6 +54,7 @@ export async function recordEndpointHealth(em: EntityManager, endpoint: WebhookE
   );
   if (row && row.failing_ms >= disableAfterMs) {
     const hours = Math.round(row.failing_ms / 360_000) / 10;
-    await disableEndpoint(em, logger, endpoint.id, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
+    return disableEndpoint(em, logger, endpoint.id, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
   }
+  return false;
 }

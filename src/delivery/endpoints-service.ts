@@ -8,6 +8,8 @@ import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ss
 import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
+import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
+import { type AdmissionSettings, closeCircuit } from './endpoint-admission';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -95,7 +97,13 @@ export async function updateEndpoint(
   if (patch.status !== undefined && patch.status !== endpoint.status) {
     endpoint.status = patch.status;
     // Re-enabled: the reason and the failing streak go, and so do the alerts about it.
-    Object.assign(endpoint, patch.status === 'active' ? { disabledReason: null, disabledAt: null, failingSince: null } : { disabledReason: 'disabled through the API', disabledAt: new Date() });
+    // Re-enabled: its breaker starts closed, as for a new endpoint.
+    Object.assign(
+      endpoint,
+      patch.status === 'active'
+        ? { disabledReason: null, disabledAt: null, failingSince: null, circuitState: 'closed', circuitFailingDeliveries: [], circuitFailedProbes: 0, circuitOpenedAt: null, circuitProbeAt: null, circuitProbeDeliveryId: null }
+        : { disabledReason: 'disabled through the API', disabledAt: new Date() },
+    );
     if (patch.status === 'active') {
       await em.execute(`update webhook_alerts set resolved_at = now() where endpoint_id = ? and kind = 'endpoint_disabled' and resolved_at is null`, [endpoint.id]);
     }
@@ -135,6 +143,18 @@ export async function deleteEndpoint(em: EntityManager, companyId: string, id: s
   const endpoint = await getEndpoint(em, companyId, id);
   endpoint.status = 'deleted';
   await em.flush();
+}
+
+/**
+ * Closes the endpoint's circuit breaker by hand and wakes the deliveries it held, oldest first, as many as may be in
+ * flight. Returns the endpoint as it is now.
+ */
+export async function closeEndpointCircuit(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, settings: AdmissionSettings, companyId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  const held = await closeCircuit(em, settings, endpoint.id);
+  await deliveryWorkflows.wake(held);
+  await em.refresh(endpoint);
+  return endpoint;
 }
 
 /**

@@ -5,6 +5,9 @@ import { WebhookEndpoint } from './webhook-endpoint.entity';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** Why an attempt waits without being made: the endpoint's breaker is open, or its attempts in flight are at the cap. */
+export const HOLD_REASONS = ['circuit_open', 'endpoint_busy'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
 
 /**
  * One event on its way to one endpoint; its id is the X-Webhook-ID every attempt carries. The body is
@@ -15,6 +18,10 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 @Index({ name: 'webhook_deliveries_company_created_idx', properties: ['company', 'createdAt', 'id'] })
 @Index({ name: 'webhook_deliveries_endpoint_created_idx', properties: ['endpoint', 'createdAt'] })
 @Index({ name: 'webhook_deliveries_endpoint_status_idx', properties: ['endpoint', 'status', 'createdAt'] })
+@Index({
+  name: 'webhook_deliveries_endpoint_held_idx',
+  expression: 'create index "webhook_deliveries_endpoint_held_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "held_until" is not null',
+})
 export class WebhookDelivery extends CompanyRecord {
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
   endpoint!: Ref<WebhookEndpoint>;
@@ -56,4 +63,12 @@ export class WebhookDelivery extends CompanyRecord {
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   failedAt: Date | null = null;
+
+  /** Set while the run waits to make its next attempt (src/delivery/endpoint-admission.ts); null otherwise. */
+  @Property({ type: 'text', nullable: true })
+  heldReason: HoldReason | null = null;
+
+  /** When the waiting run looks again at the latest; waiting deliveries are let through oldest first. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  heldUntil: Date | null = null;
 }

@@ -7,6 +7,12 @@ export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
 /** `deleted` endpoints are kept (with their delivery logs) but invisible through the API. */
 export const ENDPOINT_STATUSES = ['active', 'disabled', 'deleted'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+/**
+ * The endpoint's circuit breaker (src/delivery/endpoint-admission.ts): closed lets attempts through; open holds them
+ * until `circuitProbeAt`; half_open lets one probe attempt through, which closes or reopens it.
+ */
+export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
+export type CircuitState = (typeof CIRCUIT_STATES)[number];
 
 /**
  * A subscriber's HTTPS URL and the events it wants. `eventTypes` holds exact shape A names
@@ -59,4 +65,29 @@ export class WebhookEndpoint extends CompanyRecord {
   /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
   @Property({ type: 'integer', nullable: true })
   maxAttemptsPerSecond: number | null = null;
+
+  @Property({ type: 'text' })
+  circuitState: Opt<CircuitState> = 'closed';
+
+  /**
+   * The deliveries whose attempts failed in a row since the last success (timeouts, connection errors, 5xx), each
+   * once: one delivery's retries alone never open the breaker, its schedule spaces them already.
+   */
+  @Property({ type: 'uuid[]', defaultRaw: `'{}'` })
+  circuitFailingDeliveries: Opt<string[]> = [];
+
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  circuitOpenedAt: Date | null = null;
+
+  /** When an open breaker lets its probe attempt through. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  circuitProbeAt: Date | null = null;
+
+  /** Probes that failed since the breaker opened: each doubles the cool-down, up to its longest. */
+  @Property({ type: 'integer' })
+  circuitFailedProbes: Opt<number> = 0;
+
+  /** The delivery making the probe attempt while half open. */
+  @Property({ type: 'uuid', nullable: true })
+  circuitProbeDeliveryId: string | null = null;
 }

@@ -4560,6 +4560,25 @@ export interface WebhookAlert {
   resolved_at: string | null;
 }
 
+/**
+ * Opens when the attempts of WEBHOOK_CIRCUIT_FAILURES different deliveries have failed in a row (timeouts, connection errors, 5xx; one delivery's retries count once): the endpoint's deliveries then wait, without using up their attempts, until one probe attempt at next_probe_at succeeds (closed) or fails (open again, for twice as long). POST /webhook-endpoints/{id}/close-circuit closes it by hand.
+ */
+export interface CircuitBreaker {
+  /**
+   * half_open: the probe attempt is under way.
+   */
+  state: 'closed' | 'open' | 'half_open';
+  /**
+   * Deliveries whose attempts failed in a row since the last success, each counted once; WEBHOOK_CIRCUIT_FAILURES of them open the breaker.
+   */
+  failing_deliveries: number;
+  opened_at: string | null;
+  /**
+   * When an open breaker lets its probe attempt through.
+   */
+  next_probe_at: string | null;
+}
+
 export interface WebhookEndpointRotate {
   /**
    * How long deliveries also carry the old secret's signature (X-Webhook-Signatures); WEBHOOK_SECRET_OVERLAP (24 h) by default.
@@ -4635,6 +4654,7 @@ export interface WebhookEndpoint {
   disabled_reason: string | null;
   disabled_at: string | null;
   max_attempts_per_second: number | null;
+  circuit_breaker: CircuitBreaker;
   /**
    * Until then deliveries also carry the previous secret's signature.
    */

@@ -33,6 +33,8 @@ export interface DeliveryWorkflows {
   requestRerun(delivery: DeliveryToStart, request: RerunRequest, waitMs: number): Promise<RerunRequested>;
   /** Whether the delivery's run closed within `ms` (delivered, or failed: its attempt is recorded either way). */
   closedWithin(deliveryId: string, ms: number): Promise<boolean>;
+  /** Tells the runs of these held deliveries that their endpoint lets attempts through again; closed runs are skipped. */
+  wake(deliveryIds: string[]): Promise<void>;
   /** Starts the run that re-runs a bulk recovery's deliveries. */
   startRecovery(input: DeliveryRecoveryInput, summary: string): Promise<void>;
 }

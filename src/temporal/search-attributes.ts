@@ -19,6 +19,8 @@ export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWO
 export const ENDPOINT_HOST = defineSearchAttributeKey('EndpointHost', 'KEYWORD');
 /** The outbox event a delivery carries (the event_id subscribers see in shape A). */
 export const EVENT_ID = defineSearchAttributeKey('EventId', 'KEYWORD');
+/** Why a delivery waits without making its attempt: circuit_open or endpoint_busy; absent when it does not wait. */
+export const DELIVERY_HELD = defineSearchAttributeKey('DeliveryHeld', 'KEYWORD');
 
 /**
  * Of an approval workflow: pending, then overdue (a report past its deadline) or escalated (a purchase order past
@@ -26,4 +28,4 @@ export const EVENT_ID = defineSearchAttributeKey('EventId', 'KEYWORD');
  */
 export const APPROVAL_STATUS = defineSearchAttributeKey('ApprovalStatus', 'KEYWORD');
 
-export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID, APPROVAL_STATUS];
+export const SEARCH_ATTRIBUTES = [COMPANY_ID, EVENT_TYPE, RECORD_KEY, ENDPOINT_ID, DELIVERY_STATUS, ENDPOINT_HOST, EVENT_ID, DELIVERY_HELD, APPROVAL_STATUS];

@@ -8,7 +8,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { deliveryWorkflowId, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
+import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
 import { resultWithin } from './result-within';
@@ -110,6 +110,20 @@ export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): 
           if (error instanceof WorkflowFailedError) return true;
           throw error;
         },
+      );
+    },
+
+    async wake(deliveryIds) {
+      await Promise.all(
+        deliveryIds.map((id) =>
+          temporal.workflow
+            .getHandle(deliveryWorkflowId(id))
+            .signal(endpointReadySignal)
+            .catch((error: unknown) => {
+              // Its run closed meanwhile (delivered, cancelled): there is nobody to wake.
+              if (!(error instanceof WorkflowNotFoundError)) throw error;
+            }),
+        ),
       );
     },
 

@@ -62,6 +62,7 @@ describe('webhook endpoint registration', () => {
       disabled_reason: null,
       disabled_at: null,
       max_attempts_per_second: null,
+      circuit_breaker: { state: 'closed', failing_deliveries: 0, opened_at: null, next_probe_at: null },
       previous_secret_expires_at: null,
       api_key_id: tenant.apiKeyId,
       created_at: expect.any(String),

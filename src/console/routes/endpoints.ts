@@ -3,7 +3,8 @@ import type { Actor } from '../../domain/accounts/actor';
 import { listApiKeys } from '../../domain/accounts/api-keys-service';
 import { idOf } from '../../domain/page';
 import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecovery } from '../../delivery/deliveries-service';
-import { deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
+import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
+import { heldCount } from '../../delivery/endpoint-admission';
 import { ApiError } from '../../errors';
 import type { WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
@@ -124,7 +125,8 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const tested = testId ? await getDelivery(em, companyId, testId).catch(notFoundAsNull) : null;
         const testResult = tested && tested.isTest && idOf(tested.endpoint) === endpoint.id ? { delivery: tested, attempts: await listAttempts(em, tested) } : null;
         const resendSince = utcLocal(new Date(Date.now() - 24 * 3600_000));
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince }));
+        const held = await heldCount(em, endpoint.id);
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held }));
       },
     },
     {
@@ -163,6 +165,16 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const endpoint = await updateEndpoint(ctx.state.em, policy, session.user.companyId, ctx.params.id!, { status });
         const message = status === 'active' ? 'The endpoint is enabled: new events are delivered to it.' : 'The endpoint is disabled: it gets no new deliveries, and pending ones fail.';
         await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, message);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/endpoints/:id/close-circuit',
+      role: 'admin',
+      async handler(ctx, session) {
+        const endpoint = await closeEndpointCircuit(ctx.state.em, deliveryWorkflows, config.webhooks.admission, session.user.companyId, ctx.params.id!);
+        ctx.state.log.info({ console: 'circuit closed', userId: session.user.id, endpointId: endpoint.id }, 'console action');
+        await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The circuit breaker is closed: waiting deliveries go out now, oldest first.');
       },
     },
     {

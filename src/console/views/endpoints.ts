@@ -10,7 +10,10 @@ import { badge, errorSummary, field, postForm, secretValue, table, time } from '
 import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
 import { layout } from './layout';
 
-type EndpointView = Pick<Row<WebhookEndpoint>, 'id' | 'url' | 'description' | 'eventTypes' | 'payloadShape' | 'status' | 'createdAt'> & { apiKey: string | null | { id: string } };
+type EndpointView = Pick<
+  Row<WebhookEndpoint>,
+  'id' | 'url' | 'description' | 'eventTypes' | 'payloadShape' | 'status' | 'createdAt' | 'circuitState' | 'circuitFailingDeliveries' | 'circuitOpenedAt' | 'circuitProbeAt'
+> & { apiKey: string | null | { id: string } };
 
 const keyIdOf = (ref: EndpointView['apiKey']) => (ref === null ? null : typeof ref === 'string' ? ref : ref.id);
 
@@ -150,6 +153,26 @@ export interface EndpointPageData {
   testResult: TestResult | null;
   /** The bulk re-run form's default: 24 hours ago, as datetime-local in UTC. */
   resendSince: string;
+  /** Deliveries waiting for the endpoint (its breaker is open, or it has as many attempts in flight as it may). */
+  held: number;
+}
+
+function circuitSummary(session: Session, endpoint: EndpointView, held: number, base: string): SafeHtml {
+  const waiting = held > 0 ? html` · ${held} ${held === 1 ? 'delivery waits' : 'deliveries wait'} for the endpoint` : '';
+  if (endpoint.circuitState === 'closed') {
+    const failing = endpoint.circuitFailingDeliveries.length;
+    const failures = failing > 0 ? html` · the last attempts of ${failing} ${failing === 1 ? 'delivery' : 'deliveries'} failed` : '';
+    return html`${badge('closed')}${failures}${waiting}`;
+  }
+  const state =
+    endpoint.circuitState === 'open'
+      ? html`open since ${time(endpoint.circuitOpenedAt)}: attempts wait, without using up their retries; one probe attempt at ${time(endpoint.circuitProbeAt)}`
+      : html`a probe attempt is under way`;
+  const close =
+    session.user.role === 'admin'
+      ? postForm(session, `${base}/close-circuit`, html`<button type="submit" class="button secondary">Close the circuit</button>`, html`class="inline"`)
+      : '';
+  return html`${badge(endpoint.circuitState)} ${state}${waiting} ${close}`;
 }
 
 export function endpointPage(session: Session, data: EndpointPageData): string {
@@ -184,6 +207,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
         <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
         <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
+        <dt>Circuit breaker</dt><dd>${circuitSummary(session, endpoint, data.held, base)}</dd>
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>

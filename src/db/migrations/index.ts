@@ -14,6 +14,7 @@ import { Migration20261125000000RequestAdmission } from './Migration202611250000
 import { Migration20261125000100RecordCounts } from './Migration20261125000100RecordCounts';
 import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
 import { Migration20261127000000PostalAddress } from './Migration20261127000000PostalAddress';
+import { Migration20261128000000EndpointAdmission } from './Migration20261128000000EndpointAdmission';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125000100RecordCounts', class: Migration20261125000100RecordCounts },
   { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
   { name: 'Migration20261127000000PostalAddress', class: Migration20261127000000PostalAddress },
+  { name: 'Migration20261128000000EndpointAdmission', class: Migration20261128000000EndpointAdmission },
 ];

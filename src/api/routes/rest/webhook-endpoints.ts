@@ -10,6 +10,7 @@ import {
   type StatusCodeClass,
 } from '../../../delivery/deliveries-service';
 import {
+  closeEndpointCircuit,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
@@ -45,6 +46,12 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
     disabled_reason: endpoint.disabledReason,
     disabled_at: iso(endpoint.disabledAt),
     max_attempts_per_second: endpoint.maxAttemptsPerSecond,
+    circuit_breaker: {
+      state: endpoint.circuitState,
+      failing_deliveries: endpoint.circuitFailingDeliveries.length,
+      opened_at: iso(endpoint.circuitOpenedAt),
+      next_probe_at: endpoint.circuitState === 'open' ? iso(endpoint.circuitProbeAt) : null,
+    },
     previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
     api_key_id: idOf(endpoint.apiKey),
     created_at: endpoint.createdAt.toISOString(),
@@ -153,6 +160,19 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         const overlapMs = overlapSeconds === undefined ? config.webhooks.secretOverlapMs : overlapSeconds * 1000;
         const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, ctx.params.id!, overlapMs);
         ctx.body = endpointJson(endpoint, secret);
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/close-circuit',
+      summary: "Close an endpoint's circuit breaker",
+      description:
+        'Attempts to the endpoint go out again at once: the deliveries held by the open breaker are let through, oldest first, ' +
+        'WEBHOOK_ENDPOINT_MAX_IN_FLIGHT at a time. Closing a closed breaker changes nothing.',
+      responses: { 200: { description: 'The endpoint, its breaker closed', schema: `${SCHEMA}/record` } },
+      async handler(ctx) {
+        ctx.body = endpointJson(await closeEndpointCircuit(ctx.state.em, deliveryWorkflows, config.webhooks.admission, ctx.state.principal.companyId, ctx.params.id!));
       },
     },
     {
