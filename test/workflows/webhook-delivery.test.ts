@@ -4,7 +4,18 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
 import { SETTINGS } from '../../src/config';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
-import { ATTEMPT_FAILED, ATTEMPT_REJECTED, type AttemptFailure, DELIVERY_FAILED, deliveryWorkflowId, type DeliveryRunPlan, rerunUpdate, type WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
+import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import {
+  ATTEMPT_FAILED,
+  ATTEMPT_REJECTED,
+  type AttemptFailure,
+  DELIVERY_FAILED,
+  deliveryWorkflowId,
+  type DeliveryRunPlan,
+  endpointReadySignal,
+  rerunUpdate,
+  type WebhookDeliveryInput,
+} from '../../workflows/webhook-delivery.contract';
 import { type ActivityCall, createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
 
 // workflows/webhook-delivery.ts in skipped time, its activities mocked: the schedule as the service runs it by default.
@@ -265,6 +276,37 @@ describe('webhookDelivery in skipped time', () => {
     expect(manual!.atMs - second!.atMs).toBeLessThan(5 * MINUTE);
     // After the re-run (the third attempt) the schedule's third wait: 15 min.
     expectGaps([next!.atMs - manual!.atMs], [15 * MINUTE]);
+  });
+
+  test('an attempt its endpoint holds is not an attempt: the run waits, without a worker slot, until the endpoint wakes it, then makes it with the same number', async () => {
+    const { activities, calls } = deliveryActivities([retryable(503), { heldForMs: 2 * HOUR, reason: 'circuit_open' }, delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      // The first attempt failed; the second, a minute later, is held by the open breaker.
+      await env.sleep(1 * MINUTE + 10 * SECOND);
+      const waiting = await handle.describe();
+      expect(waiting.status.name).toBe('RUNNING');
+      expect(waiting.typedSearchAttributes.get(DELIVERY_HELD)).toBe('circuit_open');
+      await env.sleep(20 * MINUTE);
+      await handle.signal(endpointReadySignal);
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 2 });
+      expect((await handle.describe()).typedSearchAttributes.get(DELIVERY_HELD)).toBeUndefined();
+    });
+    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0, 1, 1]);
+    const [, held, made] = named(calls, 'sendDeliveryAttempt');
+    // Made when woken (some 20 min after the hold began), not at the end of the 2 h hold.
+    expect(made!.atMs - held!.atMs).toBeGreaterThanOrEqual(20 * MINUTE);
+    expect(made!.atMs - held!.atMs).toBeLessThan(21 * MINUTE);
+  });
+
+  test('a held attempt nobody wakes asks again when its wait ends', async () => {
+    const { activities, calls } = deliveryActivities([{ heldForMs: 5 * MINUTE, reason: 'endpoint_busy' }, delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
+    });
+    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0, 0]);
+    expectGaps(gapsBetweenAttempts(calls), [0, 5 * MINUTE]);
   });
 
   test('a run cancelled while it waits records the delivery as cancelled', async () => {
