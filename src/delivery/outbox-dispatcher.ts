@@ -12,6 +12,8 @@ import { deliveryBody } from './delivery-body';
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
 const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
 const BATCH_SIZE = 100;
+/** Events of one company in one batch at most: a company's burst cannot keep another's events waiting behind it. */
+const EVENTS_PER_COMPANY = 20;
 const STARTS_IN_PARALLEL = 16;
 
 export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
@@ -51,6 +53,9 @@ export interface OutboxDispatcherOptions {
  * (replicas share the work), delivery ids are derived from (event, endpoint), workflows are started before
  * the claim commits, and a workflow id can be started once. A crash before the commit leaves the event
  * unclaimed; the next run recreates the same deliveries and finds their workflows already started.
+ *
+ * Companies take turns: a batch holds at most EVENTS_PER_COMPANY events of each, first events first, so one
+ * company's burst delays another's events by one batch at most.
  */
 export class OutboxDispatcher {
   private listener: PgClient | null = null;
@@ -79,11 +84,28 @@ export class OutboxDispatcher {
   async dispatchBatch(): Promise<number> {
     const em = this.options.orm.em.fork() as EntityManager;
     return em.transactional(async (tx) => {
+      // Each company with waiting events (found by a loose index scan), its oldest EVENTS_PER_COMPANY, taken in turns:
+      // every company's first event, then every company's second, and so on. A company's events stay in order.
       const events = await tx.execute<EventRow[]>(
-        `select id, company_id, event_type, data, catalog_data, origin_api_key_id, created_at
-           from outbox_events where dispatched_at is null
-          order by created_at, id limit ? for update skip locked`,
-        [BATCH_SIZE],
+        `with recursive companies(company_id) as (
+           (select company_id from outbox_events where dispatched_at is null order by company_id limit 1)
+           union all
+           select (select o.company_id from outbox_events o where o.dispatched_at is null and o.company_id > c.company_id order by o.company_id limit 1)
+             from companies c where c.company_id is not null
+         ), turns as (
+           select waiting.id, row_number() over (partition by c.company_id order by waiting.created_at, waiting.id) as turn
+             from companies c
+             cross join lateral (
+               select o.id, o.created_at from outbox_events o
+                where o.dispatched_at is null and o.company_id = c.company_id
+                order by o.created_at, o.id limit ?
+             ) waiting
+         )
+         select o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at
+           from outbox_events o join turns t on t.id = o.id
+          where o.dispatched_at is null
+          order by t.turn, o.created_at, o.id limit ? for update of o skip locked`,
+        [EVENTS_PER_COMPANY, BATCH_SIZE],
       );
       if (events.length === 0) return 0;
 

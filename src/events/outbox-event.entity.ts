@@ -8,6 +8,10 @@ import { CompanyRecord } from '../domain/company-record';
  */
 @Entity({ tableName: 'outbox_events' })
 @Index({ name: 'outbox_events_undispatched', expression: 'create index "outbox_events_undispatched" on "outbox_events" ("created_at") where "dispatched_at" is null' })
+@Index({
+  name: 'outbox_events_undispatched_company',
+  expression: 'create index "outbox_events_undispatched_company" on "outbox_events" ("company_id", "created_at", "id") where "dispatched_at" is null',
+})
 export class OutboxEvent extends CompanyRecord {
   /** The event's registry key: its shape A name, or its shape B name when only the catalog describes it. */
   @Property({ type: 'text' })
