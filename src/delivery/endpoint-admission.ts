@@ -168,6 +168,8 @@ export async function settleAttempt(em: EntityManager, settings: AdmissionSettin
          where id = ?`,
         [failedProbes, cooldownMs(settings, failedProbes), endpointId],
       );
+      // Those held for a slot now wait for the breaker: what /metrics and the console count them as.
+      if (transition === 'opened') await em.execute(`update webhook_deliveries set held_reason = 'circuit_open' where endpoint_id = ? and held_until is not null`, [endpointId]);
     }
   }
   if (state === 'closed') return { transition, wake: await heldToWake(em, endpointId, settings.maxInFlight) };

@@ -9,7 +9,7 @@ import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
 import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
-import { type AdmissionSettings, closeCircuit } from './endpoint-admission';
+import { type AdmissionSettings, allHeld, closeCircuit } from './endpoint-admission';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -79,9 +79,15 @@ export async function getEndpoint(em: EntityManager, companyId: string, id: stri
   return endpoint;
 }
 
+/** Wakes the deliveries an endpoint no longer active holds: each fails at once instead of waiting for its next look. */
+async function releaseHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpoint: WebhookEndpoint): Promise<void> {
+  if (endpoint.status !== 'active') await deliveryWorkflows.wake(await allHeld(em, endpoint.id));
+}
+
 /** Changes only the fields given; a new URL is checked like a registration. */
 export async function updateEndpoint(
   em: EntityManager,
+  deliveryWorkflows: DeliveryWorkflows,
   policy: TargetPolicy,
   companyId: string,
   id: string,
@@ -111,6 +117,7 @@ export async function updateEndpoint(
   if (patch.maxAttemptsPerSecond !== undefined) endpoint.maxAttemptsPerSecond = patch.maxAttemptsPerSecond;
   if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
   await em.flush();
+  await releaseHeld(em, deliveryWorkflows, endpoint);
   return endpoint;
 }
 
@@ -139,10 +146,11 @@ export async function disableEndpoint(em: EntityManager, logger: Logger, endpoin
  * Deletes the endpoint for the API: it gets no new deliveries and its pending ones fail at their next attempt.
  * The row stays (status `deleted`) so its delivery log does too.
  */
-export async function deleteEndpoint(em: EntityManager, companyId: string, id: string): Promise<void> {
+export async function deleteEndpoint(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, companyId: string, id: string): Promise<void> {
   const endpoint = await getEndpoint(em, companyId, id);
   endpoint.status = 'deleted';
   await em.flush();
+  await releaseHeld(em, deliveryWorkflows, endpoint);
 }
 
 /**

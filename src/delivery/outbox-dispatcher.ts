@@ -146,10 +146,13 @@ export class OutboxDispatcher {
       }
     }
     if (rows.length) {
+      // A microsecond apart in event order: an endpoint's deliveries are ordered by created_at (held ones are let
+      // through oldest first), and one transaction's now() would leave a batch's in the random order of their ids.
       await tx.execute(
         `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, created_at, updated_at)
-         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, now(), now()
-           from json_to_recordset(?::json) as d(id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text)
+         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, now() + (d.n - 1) * interval '1 microsecond', now()
+           from rows from (json_to_recordset(?::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text))
+                with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, n)
          on conflict (event_id, endpoint_id) do nothing`,
         [JSON.stringify(rows)],
       );

@@ -202,7 +202,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
   // its test delivery and a bulk recovery.
   const endpoint = () => post('webhook-endpoints', { url: 'https://127.0.0.1:9/hook', event_types: ['*'] });
   const failing = await endpoint();
-  for (const path of ['', '/rotate-secret', '/test', '/attempts', '/recover']) add(`/api/v1/webhook-endpoints/{id}${path}`, failing);
+  for (const path of ['', '/rotate-secret', '/close-circuit', '/test', '/attempts', '/recover']) add(`/api/v1/webhook-endpoints/{id}${path}`, failing);
   const delivery = (await call('POST', `webhook-endpoints/${failing}/test`)).id as string;
   for (const path of ['', '/attempts', '/retry']) add(`/api/v1/webhook-deliveries/{id}${path}`, delivery);
   const recovery = (await call('POST', `webhook-endpoints/${failing}/recover`, { since: '2026-01-01T00:00:00Z' })).id as string;

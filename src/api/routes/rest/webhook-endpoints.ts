@@ -121,7 +121,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
         const body = ctx.request.body as WebhookEndpointUpdate;
-        const endpoint = await updateEndpoint(ctx.state.em, policy, ctx.state.principal.companyId, ctx.params.id!, {
+        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, ctx.state.principal.companyId, ctx.params.id!, {
           url: body.url,
           eventTypes: body.event_types,
           payloadShape: body.payload_shape,
@@ -141,7 +141,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       description: 'It gets no new deliveries; its delivery log is kept.',
       responses: { 204: { description: 'Deleted' } },
       async handler(ctx) {
-        await deleteEndpoint(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
+        await deleteEndpoint(ctx.state.em, deliveryWorkflows, ctx.state.principal.companyId, ctx.params.id!);
         ctx.status = 204;
       },
     },

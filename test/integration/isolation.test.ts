@@ -1,0 +1,195 @@
+import { startReceiver, type ReceivedRequest, type TestReceiver } from '../helpers/https-receiver';
+import { inboundSender, restClient } from '../helpers/api-client';
+import { projectData, seedProject } from '../helpers/fixtures';
+import { freePort } from '../helpers/ports';
+import { waitFor } from '../helpers/processes';
+import { createTenant, envelope, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
+import { addApiKey, registerEndpoint, type RegisteredEndpoint } from '../helpers/webhooks';
+
+let seq = 0;
+const employeeData = (prefix: string) => ({ emp_number: `${prefix}-${++seq}`, name: 'Dana Builder', email: 'dana@example.com', employee_type: 'site_worker' });
+const employee = (prefix: string) => envelope('employee.created', employeeData(prefix));
+
+/** Receipts a receiver answered with 200, by X-Webhook-ID. */
+function answeredOnce(answered: string[]): boolean {
+  return new Set(answered).size === answered.length;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * Issue 25's scenario, on real PostgreSQL and Temporal with the default attempt deadline (30 s), per-endpoint cap (4)
+ * and breaker threshold (5): one company's three hanging and two refusing endpoints get a burst of 60 records (300
+ * failing deliveries); another company is not slowed, and nothing is lost when the endpoints come back.
+ */
+describe('isolation: one company with dead endpoints does not slow another', () => {
+  let stack: TestStack;
+  const receivers: TestReceiver[] = [];
+
+  beforeAll(async () => {
+    // Breaker cool-downs of seconds (the default 30 s to 10 min would only make the test wait); retries 20 s apart,
+    // longer than a cool-down, as the real schedule's are.
+    stack = await startStack({
+      config: await testConfig({ WEBHOOK_TIMEOUT_MS: '30000', WEBHOOK_RETRY_SCHEDULE: '20,20,20,20,20', WEBHOOK_CIRCUIT_COOLDOWN: '2', WEBHOOK_CIRCUIT_MAX_COOLDOWN: '4' }),
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await stack.close();
+  });
+
+  async function receiver(port?: number): Promise<TestReceiver & { answered: string[] }> {
+    const hook = Object.assign(await startReceiver(port === undefined ? {} : { port }), { answered: [] as string[] });
+    receivers.push(hook);
+    hook.respondWith((request: ReceivedRequest) => {
+      hook.answered.push(String(request.headers['x-webhook-id']));
+      return { status: 200 };
+    });
+    return hook;
+  }
+
+  /** Commit (the inbound 200) → receipt at B's endpoint, in ms. */
+  async function deliveryLatency(tenant: Tenant, hook: TestReceiver): Promise<number> {
+    const before = hook.requests.length;
+    const sent = await sendInbound(stack.baseUrl, tenant, employee('B'));
+    expect(sent.status).toBe(200);
+    const committed = Date.now();
+    const [received] = await waitFor(async () => (hook.requests.length > before ? hook.requests.slice(before) : null), 60_000, "B's delivery");
+    return received!.receivedAt - committed;
+  }
+
+  it('keeps the other company fast, answers both companies at once, and delivers every held delivery once, when the endpoints come back', async () => {
+    const companyA = await createTenant(stack.orm, ['admin']);
+    const companyB = await createTenant(stack.orm, ['admin']);
+    const subscriberA = await addApiKey(stack, companyA);
+    const subscriberB = await addApiKey(stack, companyB);
+
+    const healthy = await receiver();
+    await registerEndpoint(stack, subscriberB.key, { url: healthy.url, event_types: ['employee.created'] });
+
+    // Three endpoints that accept TLS connections and never answer, two whose ports refuse connections.
+    const hanging = await Promise.all([0, 1, 2].map(() => receiver()));
+    for (const hook of hanging) hook.respondWith(() => ({ status: 200, hang: true }));
+    const refusingPorts = [await freePort(), await freePort()];
+    const deadUrls = [...hanging.map((h) => h.url), ...refusingPorts.map((port) => `https://localhost:${port}/hook`)];
+    const dead: RegisteredEndpoint[] = [];
+    for (const url of deadUrls) dead.push(await registerEndpoint(stack, subscriberA.key, { url, event_types: ['employee.created'] }));
+
+    const baseline = median([await deliveryLatency(companyB, healthy), await deliveryLatency(companyB, healthy), await deliveryLatency(companyB, healthy)]);
+
+    // The ERP sync: 60 employees into company A, six requests at a time (over keys enough for the per-key rate limit).
+    const erp = inboundSender(stack, companyA);
+    for (let batch = 0; batch < 10; batch++) {
+      const sent = await Promise.all(Array.from({ length: 6 }, () => erp.send('employee.created', employeeData('A'))));
+      expect(sent.map((r) => r.status)).toEqual(Array(6).fill(200));
+    }
+    await waitFor(async () => {
+      const [row] = await stack.em().execute<{ count: string }[]>('select count(*) as count from webhook_deliveries where company_id = ?', [companyA.companyId]);
+      return Number(row!.count) === 300;
+    }, 60_000, "company A's 300 deliveries");
+
+    // Right after the burst, while the hanging attempts hold their sockets: B's deliveries are as quick as before.
+    const bound = Math.max(5_000, 5 * baseline);
+    for (let i = 0; i < 3; i++) expect(await deliveryLatency(companyB, healthy)).toBeLessThanOrEqual(bound);
+
+    // Multi-step operations of both companies finish within the inbound wait: 200, not 202.
+    for (const tenant of [companyA, companyB]) {
+      const created = await sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData(`ISO-${tenant.companyId.slice(0, 8)}`)));
+      expect(created.status).toBe(200);
+    }
+    // A purchase-order decision: the approval workflow answers at once.
+    const api = restClient(stack, companyB);
+    await api.create('approval-thresholds', { role_name: 'Project Manager', max_amount: null });
+    const approver = (await api.create('employees', { emp_number: 'ISO-PM', name: 'Sam Chen', email: 'pm@example.com', employee_type: 'office', role_name: 'Project Manager' })).id;
+    const vendorId = (await api.create('vendors', { vendor_name: 'Apex Electrical Ltd.' })).id;
+    const projectId = await seedProject(stack, companyB, 'ISO-PO');
+    const po = await api.create('purchase-orders', { vendor_id: vendorId, project_id: projectId, currency: 'CAD', line_items: [{ description: 'Cable', quantity: 10, unit_price: 15 }] });
+    expect((await api.post(`/purchase-orders/${po.id}/submit`, {})).status).toBe(200);
+    const decision = await api.post(`/purchase-orders/${po.id}/approve`, { approver_id: approver, notes: 'ok' });
+    expect(decision.status).toBe(200);
+    expect(decision.body.status).toBe('approved');
+
+    // The breakers of the refusing endpoints are open by now, and their deliveries wait without using up attempts.
+    const circuits = await stack.em().execute<{ circuit_state: string }[]>('select circuit_state from webhook_endpoints where id in (?, ?)', [dead[3]!.id, dead[4]!.id]);
+    expect(circuits.map((c) => c.circuit_state)).toEqual(['open', 'open']);
+
+    // The endpoints come back: the hanging ones answer new requests, the refusing ports listen.
+    for (const hook of hanging) hook.respondWith((request) => {
+      (hook as TestReceiver & { answered: string[] }).answered.push(String(request.headers['x-webhook-id']));
+      return { status: 200 };
+    });
+    const revived = [...hanging, ...(await Promise.all(refusingPorts.map((port) => receiver(port))))];
+
+    await waitFor(
+      async () => {
+        const [row] = await stack.em().execute<{ count: string }[]>(`select count(*) as count from webhook_deliveries where company_id = ? and status = 'delivered'`, [companyA.companyId]);
+        return Number(row!.count) === 300;
+      },
+      240_000,
+      "every one of company A's 300 deliveries to be delivered",
+    );
+    for (const [i, endpoint] of dead.entries()) {
+      const ids = (await stack.em().execute<{ id: string }[]>('select id from webhook_deliveries where endpoint_id = ?', [endpoint.id])).map((r) => r.id);
+      const answered = revived[i]!.answered;
+      // Each delivery answered exactly once at its endpoint, under its own X-Webhook-ID.
+      expect(answeredOnce(answered)).toBe(true);
+      expect([...answered].sort()).toEqual([...ids].sort());
+    }
+    const [failed] = await stack.em().execute<{ count: string }[]>(`select count(*) as count from webhook_alerts where company_id = ?`, [companyA.companyId]);
+    expect(Number(failed!.count)).toBe(0);
+  }, 420_000);
+});
+
+/**
+ * Held deliveries are let through oldest first. With one attempt in flight per endpoint the order they arrive in is the
+ * order they were let through, so it shows exactly.
+ */
+describe('isolation: held deliveries are released in creation order', () => {
+  let stack: TestStack;
+  let revived: TestReceiver | null = null;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      config: await testConfig({ WEBHOOK_ENDPOINT_MAX_IN_FLIGHT: '1', WEBHOOK_RETRY_SCHEDULE: '20,20,20,20,20', WEBHOOK_CIRCUIT_COOLDOWN: '1', WEBHOOK_CIRCUIT_MAX_COOLDOWN: '2' }),
+    });
+  });
+  afterAll(async () => {
+    await revived?.close();
+    await stack.close();
+  });
+
+  it('lets the deliveries an open breaker held through in the order they were made, each once', async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    const port = await freePort();
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
+    const erp = inboundSender(stack, company);
+    for (let i = 0; i < 15; i++) expect((await erp.send('employee.created', employeeData('ORDER'))).status).toBe(200);
+
+    // The first five deliveries fail (nothing listens) and open the breaker; the younger ones are held behind it.
+    const held = await waitFor(
+      async () => {
+        const rows = await stack.em().execute<{ id: string }[]>(
+          `select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+            where d.endpoint_id = ? and d.held_until is not null and e.circuit_state = 'open' order by d.created_at, d.id`,
+          [endpoint.id],
+        );
+        return rows.length >= 8 ? rows.map((r) => r.id) : null;
+      },
+      60_000,
+      'deliveries held by the open breaker',
+    );
+    revived = await startReceiver({ port });
+    await waitFor(
+      async () => {
+        const [row] = await stack.em().execute<{ count: string }[]>(`select count(*) as count from webhook_deliveries where endpoint_id = ? and status = 'delivered'`, [endpoint.id]);
+        return Number(row!.count) === 15;
+      },
+      120_000,
+      'all 15 deliveries to be delivered',
+    );
+    const arrived = revived.requests.map((r) => String(r.headers['x-webhook-id']));
+    expect(new Set(arrived).size).toBe(arrived.length);
+    expect(arrived.filter((id) => held.includes(id))).toEqual(held);
+  }, 240_000);
+});
