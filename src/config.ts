@@ -29,6 +29,8 @@ export interface Config {
     retryDelaysMs: number[];
     /** Deadline of one delivery attempt (connect to last byte read). */
     timeoutMs: number;
+    /** Deadline of connecting to the endpoint (DNS, TCP and TLS handshake), within timeoutMs. */
+    connectTimeoutMs: number;
     /** How long the workflow of a failed delivery stays open for a re-run (REST and a new run work after that too). */
     rerunWaitMs: number;
     /** An endpoint that has failed every attempt for this long is disabled, with an alert. */
@@ -179,6 +181,11 @@ export const SETTINGS = {
     parse: secondsList,
   },
   WEBHOOK_TIMEOUT_MS: { description: 'deadline of one delivery attempt', default: '30000', parse: integer(100, 120000) },
+  WEBHOOK_CONNECT_TIMEOUT_MS: {
+    description: 'deadline of connecting to the endpoint (DNS lookup, TCP connect and TLS handshake) within the attempt\'s: an unreachable host frees its worker slot after this long',
+    default: '5000',
+    parse: integer(100, 120000),
+  },
   WEBHOOK_ALLOW_LOOPBACK: {
     description: 'accept subscriber endpoints on loopback addresses (local development and tests only)',
     default: 'false',
@@ -284,6 +291,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK,
       retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      connectTimeoutMs: v.WEBHOOK_CONNECT_TIMEOUT_MS,
       rerunWaitMs: v.WEBHOOK_RERUN_WAIT,
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,

@@ -29,7 +29,12 @@ export interface WorkerOptions {
 }
 
 export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa }: WorkerOptions): Promise<RunningWorker> {
-  const sender = createWebhookSender({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, ca: webhookCa });
+  const sender = createWebhookSender({
+    allowLoopback: config.webhooks.allowLoopback,
+    timeoutMs: config.webhooks.timeoutMs,
+    connectTimeoutMs: config.webhooks.connectTimeoutMs,
+    ca: webhookCa,
+  });
   const connection = await NativeConnection.connect({
     address: config.temporal.address,
     ...(config.temporal.apiKey ? { apiKey: config.temporal.apiKey, tls: true } : {}),
