@@ -103,7 +103,7 @@ async function main() {
     const front = (async () => {
       const temporal = await connectTemporalClient(config.temporal);
       started.client = () => temporal.connection.close();
-      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger });
+      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
       started.dispatcher = () => dispatcher.stop();
       await ensureRetentionSchedule(temporal, config);
       const api = await startApi({ config, orm, temporal, logger });

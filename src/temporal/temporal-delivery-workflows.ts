@@ -13,6 +13,8 @@ import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-
 import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
 import { resultWithin } from './result-within';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
+import type { TaskQueues } from './task-queues';
+import { taskQueueOf } from './workflow-task-queues';
 
 /** How many times a re-run request looks again when the run changes under it. */
 const RERUN_ROUNDS = 5;
@@ -24,14 +26,14 @@ const RERUN_ROUNDS = 5;
  */
 async function startDeliveryRun(
   temporal: Client,
-  taskQueue: string,
+  queues: TaskQueues,
   delivery: DeliveryToStart,
   reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE',
 ): Promise<boolean> {
   const { input } = delivery;
   try {
     await temporal.workflow.start(WEBHOOK_DELIVERY, {
-      taskQueue,
+      taskQueue: taskQueueOf(WEBHOOK_DELIVERY, queues),
       workflowId: deliveryWorkflowId(input.deliveryId),
       args: [input],
       workflowIdReusePolicy: reuse,
@@ -70,10 +72,10 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   return { via: 'update', result };
 }
 
-/** DeliveryWorkflows on Temporal: every run on `taskQueue`. */
-export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): DeliveryWorkflows {
+/** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue). */
+export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues): DeliveryWorkflows {
   return {
-    start: (delivery) => startDeliveryRun(temporal, taskQueue, delivery, 'REJECT_DUPLICATE'),
+    start: (delivery) => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
 
     async requestRerun(delivery, request, waitMs) {
       const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
@@ -99,7 +101,7 @@ export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): 
         }
         // Someone else started a run between our look and our start: the update goes to that run (at the last round,
         // that run's attempt is this request's too).
-        if ((await startDeliveryRun(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
+        if ((await startDeliveryRun(temporal, queues, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
       }
     },
 
@@ -114,7 +116,12 @@ export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): 
     },
 
     async startRecovery(input, summary) {
-      await temporal.workflow.start(DELIVERY_RECOVERY, { taskQueue, workflowId: recoveryWorkflowId(input.recoveryId), args: [input], staticSummary: summary });
+      await temporal.workflow.start(DELIVERY_RECOVERY, {
+        taskQueue: taskQueueOf(DELIVERY_RECOVERY, queues),
+        workflowId: recoveryWorkflowId(input.recoveryId),
+        args: [input],
+        staticSummary: summary,
+      });
     },
   };
 }

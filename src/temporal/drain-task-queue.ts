@@ -1,0 +1,46 @@
+import { type Client, ScheduleNotFoundError } from '@temporalio/client';
+import type { Logger } from '../logger';
+import { retentionScheduleIdOn } from './retention-schedule';
+import type { TaskQueues } from './task-queues';
+import { taskQueueOf } from './workflow-task-queues';
+
+/**
+ * Moves every schedule whose action starts runs on `fromQueue` (a queue of an older version) to the queue its
+ * workflow runs on now: a report schedule's next run starts there. The retention
+ * schedule of `fromQueue` is deleted instead: every worker makes the one of the current queues at start. A schedule
+ * of a workflow type this version does not know is left as it is, and logged. Idempotent: replicas may run it at
+ * once. Returns how many schedules it moved or deleted.
+ */
+export async function moveSchedulesOff(client: Client, fromQueue: string, queues: TaskQueues, logger: Logger): Promise<number> {
+  let changed = 0;
+  for await (const summary of client.schedule.list()) {
+    const handle = client.schedule.getHandle(summary.scheduleId);
+    try {
+      const { action } = await handle.describe();
+      if (action.taskQueue !== fromQueue) continue;
+      if (summary.scheduleId === retentionScheduleIdOn(fromQueue)) {
+        await handle.delete();
+      } else {
+        let taskQueue: string;
+        try {
+          taskQueue = taskQueueOf(action.workflowType, queues);
+        } catch {
+          logger.warn({ scheduleId: summary.scheduleId, workflowType: action.workflowType, fromQueue }, 'schedule of an unknown workflow type left on the old task queue');
+          continue;
+        }
+        await handle.update((previous) => ({ ...previous, action: { ...previous.action, taskQueue } }));
+      }
+      changed++;
+    } catch (error) {
+      // Deleted meanwhile (by its company, or another replica's move of the retention schedule).
+      if (!(error instanceof ScheduleNotFoundError)) throw error;
+    }
+  }
+  return changed;
+}
+
+/** How many runs are open on `taskQueue`, by visibility (seconds behind at most). */
+export async function openRunsOn(client: Client, taskQueue: string): Promise<number> {
+  const { count } = await client.workflow.count(`TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`);
+  return count;
+}
