@@ -33,6 +33,6 @@ export interface DeliveryWorkflows {
   requestRerun(delivery: DeliveryToStart, request: RerunRequest, waitMs: number): Promise<RerunRequested>;
   /** Whether the delivery's run closed within `ms` (delivered, or failed: its attempt is recorded either way). */
   closedWithin(deliveryId: string, ms: number): Promise<boolean>;
-  /** Starts the run that re-runs a bulk recovery's deliveries. */
-  startRecovery(input: DeliveryRecoveryInput, summary: string): Promise<void>;
+  /** Starts the run that re-runs a bulk recovery's deliveries (of the company's endpoint). */
+  startRecovery(input: DeliveryRecoveryInput, companyId: string, summary: string): Promise<void>;
 }

@@ -11,6 +11,7 @@ import {
 import { deliveryWorkflowId, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
+import { fairnessOf } from './fairness';
 import { resultWithin } from './result-within';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
 import type { TaskQueues } from './task-queues';
@@ -34,6 +35,7 @@ async function startDeliveryRun(
   try {
     await temporal.workflow.start(WEBHOOK_DELIVERY, {
       taskQueue: taskQueueOf(WEBHOOK_DELIVERY, queues),
+      priority: fairnessOf(input.companyId),
       workflowId: deliveryWorkflowId(input.deliveryId),
       args: [input],
       workflowIdReusePolicy: reuse,
@@ -72,7 +74,7 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   return { via: 'update', result };
 }
 
-/** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue). */
+/** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue), with its company's fairness key. */
 export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues): DeliveryWorkflows {
   return {
     start: (delivery) => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
@@ -115,9 +117,10 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues):
       );
     },
 
-    async startRecovery(input, summary) {
+    async startRecovery(input, companyId, summary) {
       await temporal.workflow.start(DELIVERY_RECOVERY, {
         taskQueue: taskQueueOf(DELIVERY_RECOVERY, queues),
+        priority: fairnessOf(companyId),
         workflowId: recoveryWorkflowId(input.recoveryId),
         args: [input],
         staticSummary: summary,

@@ -15,6 +15,7 @@ import type { Workflow } from '@temporalio/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { apiErrorFromWorkflow } from './failures';
 import { resultWithin } from './result-within';
+import { fairnessOf } from './fairness';
 import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from './search-attributes';
 import type { TaskQueues } from './task-queues';
 import {
@@ -45,6 +46,7 @@ function searchAttributesOf(labels: WorkflowLabels) {
 function startOptions(start: WorkflowStart, queues: TaskQueues): WorkflowStartOptions {
   return {
     taskQueue: taskQueueOf(start.workflowType, queues),
+    priority: fairnessOf(start.labels.companyId),
     workflowId: start.workflowId,
     args: [start.input],
     ...(start.whenOpen === 'join' ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
@@ -74,6 +76,12 @@ async function awaitOutcome<R>(handle: WorkflowHandle, waitMs: number): Promise<
   return { finished: false, memo: memo ?? {} };
 }
 
+/**
+ * A schedule's action with the priority of the runs it starts. The SDK's type of a schedule action leaves priority out,
+ * though the client sends it (encodeScheduleAction) and describe() reads it back.
+ */
+type ScheduleActionWithPriority = ScheduleOptionsStartWorkflowAction<Workflow> & Pick<WorkflowStartOptions, 'priority'>;
+
 function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGateway {
   const onSchedule = async (scheduleId: string, act: (handle: ScheduleHandle) => Promise<void>) => {
     try {
@@ -85,10 +93,11 @@ function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGatewa
   return {
     async create({ scheduleId, cron, timezone, run, note }) {
       try {
-        const action: ScheduleOptionsStartWorkflowAction<Workflow> = {
+        const action: ScheduleActionWithPriority = {
           type: 'startWorkflow',
           workflowType: run.workflowType,
           taskQueue: taskQueueOf(run.workflowType, queues),
+          priority: fairnessOf(run.labels.companyId),
           args: [run.input],
           workflowId: run.workflowId,
           typedSearchAttributes: searchAttributesOf(run.labels),
@@ -131,7 +140,7 @@ function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGatewa
   };
 }
 
-/** The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue. */
+/** The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue, with its company's fairness key. */
 export function temporalWorkflows(temporal: Client, queues: TaskQueues): WorkflowGateway {
   return {
     async start(start) {
