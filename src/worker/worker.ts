@@ -15,11 +15,16 @@ import { createWebhookSender } from '../delivery/webhook-sender';
 export interface RunningWorker {
   /**
    * The Temporal Worker of each task queue this process serves, by queue name: the roles of WORKER_TASK_QUEUES, and
-   * TEMPORAL_DRAIN_TASK_QUEUE until it has drained.
+   * TEMPORAL_DRAIN_TASK_QUEUE's once runs were found open there (stopped when it has drained).
    */
   workers: ReadonlyMap<string, Worker>;
   /** Settles when every Worker has stopped; rejects when one failed (the others are stopped then). */
   finished: Promise<void>;
+  /**
+   * Settles when draining TEMPORAL_DRAIN_TASK_QUEUE has ended (nothing open there, or the worker stopping) and its
+   * Worker, if one was needed, has stopped; at once when it is off.
+   */
+  drained: Promise<void>;
   /** Where GET /metrics is served. */
   metricsPort: number;
   close(): Promise<void>;
@@ -90,40 +95,58 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   for (const role of config.workerTaskQueues) {
     workers.set(config.temporal.taskQueues[role], await createWorker(config.temporal.taskQueues[role], config.workerSlots[role]));
   }
-  const drainQueue = config.temporal.drainTaskQueue;
-  if (drainQueue) workers.set(drainQueue, await createWorker(drainQueue, config.workerSlots.drain));
 
+  const stopDraining = new AbortController();
   const stopWorkers = () => {
+    stopDraining.abort();
     for (const worker of workers.values()) if (worker.getState() === 'RUNNING') worker.shutdown();
   };
-  const stopDraining = new AbortController();
-  const runs = [...workers.values()].map((worker) =>
+  // One Worker failing stops the others: the process exits and is started again whole.
+  const run = (worker: Worker) =>
     worker.run().catch((error: unknown) => {
       stopWorkers();
       throw error;
-    }),
-  );
+    });
+  const runs = [...workers.values()].map(run);
+  const drainQueue = config.temporal.drainTaskQueue;
+  let drained: Promise<void> = Promise.resolve();
+  if (drainQueue) {
+    const draining = drainOldQueue({
+      client,
+      config,
+      logger,
+      drainQueue,
+      intervalMs: drainCheckIntervalMs,
+      signal: stopDraining.signal,
+      startDrainWorker: async () => {
+        const worker = await createWorker(drainQueue, config.workerSlots.drain);
+        workers.set(drainQueue, worker);
+        const running = run(worker);
+        if (stopDraining.signal.aborted && worker.getState() === 'RUNNING') worker.shutdown();
+        return { worker, running };
+      },
+    });
+    // Its failure is the drain Worker's, which `finished` reports.
+    drained = draining.catch(() => undefined);
+    runs.push(draining);
+  }
   const finished = Promise.allSettled(runs)
     .then((results) => {
       const failed = results.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
     })
     .finally(async () => {
-      stopDraining.abort();
       sender.close();
       await metricsServer.close();
       await client.connection.close();
       await connection.close();
     });
-  if (drainQueue) {
-    void drainThenStop(workers.get(drainQueue)!, { client, config, logger, drainQueue, intervalMs: drainCheckIntervalMs, signal: stopDraining.signal });
-  }
   return {
     workers,
     finished,
+    drained,
     metricsPort: metricsServer.port,
     async close() {
-      stopDraining.abort();
       stopWorkers();
       await finished;
     },
@@ -131,17 +154,33 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
 }
 
 /**
- * Serves the task queue of an older version until nothing is left there: first its schedules move to the current
- * queues (until then runs may still start there), then every `intervalMs` it counts the open runs, and stops the drain
- * queue's Worker when there are none. Problems are logged and tried again at the next look.
+ * Serves the task queue of an older version until nothing is left there. First its schedules move to the current
+ * queues (until then runs may still start there); then every `intervalMs` it counts the runs open there: while there
+ * are some, a Worker of the drain budget serves the queue (started at the first count that finds any, so a worker with
+ * nothing to drain runs none); once there are none, that Worker stops. Problems are logged and tried again at the next
+ * look. Settles when draining has ended (drained, or the worker stopping) and the drain Worker, if any, has stopped.
  */
-async function drainThenStop(
-  worker: Worker,
-  { client, config, logger, drainQueue, intervalMs, signal }: { client: Client; config: Config; logger: Logger; drainQueue: string; intervalMs: number; signal: AbortSignal },
-): Promise<void> {
+async function drainOldQueue({
+  client,
+  config,
+  logger,
+  drainQueue,
+  intervalMs,
+  signal,
+  startDrainWorker,
+}: {
+  client: Client;
+  config: Config;
+  logger: Logger;
+  drainQueue: string;
+  intervalMs: number;
+  signal: AbortSignal;
+  startDrainWorker: () => Promise<{ worker: Worker; running: Promise<void> }>;
+}): Promise<void> {
   let schedulesMoved = false;
   let lastOpen: number | null = null;
-  while (!signal.aborted && worker.getState() === 'RUNNING') {
+  let drainer: { worker: Worker; running: Promise<void> } | undefined;
+  while (!signal.aborted) {
     try {
       if (!schedulesMoved) {
         const moved = await moveSchedulesOff(client, drainQueue, config.temporal.taskQueues, logger);
@@ -150,16 +189,17 @@ async function drainThenStop(
       }
       const open = await openRunsOn(client, drainQueue);
       if (open === 0) {
-        logger.info({ drainQueue }, 'old task queue drained: no run is open there; its Worker stops');
-        if (!signal.aborted && worker.getState() === 'RUNNING') worker.shutdown();
-        return;
+        logger.info({ drainQueue }, 'old task queue drained: no run is open there');
+        if (drainer?.worker.getState() === 'RUNNING') drainer.worker.shutdown();
+        break;
       }
       if (open !== lastOpen) logger.info({ drainQueue, open }, 'draining the old task queue');
       lastOpen = open;
+      drainer ??= await startDrainWorker();
     } catch (error) {
-      if (signal.aborted) return;
-      logger.warn({ err: error, drainQueue }, 'could not look at the old task queue; trying again');
+      if (!signal.aborted) logger.warn({ err: error, drainQueue }, 'could not look at the old task queue; trying again');
     }
     await delay(intervalMs, undefined, { signal }).catch(() => undefined);
   }
+  await drainer?.running;
 }

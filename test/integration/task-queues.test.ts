@@ -10,7 +10,6 @@ import { SCHEDULED_REPORT } from '../../workflows/scheduled-report.contract';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { projectData } from '../helpers/fixtures';
 import { startReceiver } from '../helpers/https-receiver';
-import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint } from '../helpers/webhooks';
 
@@ -63,10 +62,18 @@ describe('task queues and fairness', () => {
 });
 
 describe('upgrading from one task queue', () => {
-  it('drains the old queue: runs open there finish, its schedules move to the current queues, and its Worker stops', async () => {
-    const oldQueue = `test-old-${randomUUID()}`;
+  /** A stack of its own whose worker drains `oldQueue`, looking at it every 300 ms. */
+  async function drainingStack(oldQueue: string) {
     const config = await testConfig({ TEMPORAL_DRAIN_TASK_QUEUE: oldQueue });
     const stack = await startStack({ worker: false, config });
+    const startDrainingWorker = () =>
+      startWorker({ config, orm: stack.orm, logger: createLogger('silent'), workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, drainCheckIntervalMs: 300 });
+    return { config, stack, startDrainingWorker };
+  }
+
+  it('drains the old queue: runs open there finish, its schedules move to the current queues, and its Worker stops', async () => {
+    const oldQueue = `test-old-${randomUUID()}`;
+    const { config, stack, startDrainingWorker } = await drainingStack(oldQueue);
     const companyId = randomUUID();
     const reportScheduleId = `report-schedule/${randomUUID()}`;
     try {
@@ -85,11 +92,11 @@ describe('upgrading from one task queue', () => {
         state: { paused: true },
       });
 
-      const worker = await startWorker({ config, orm: stack.orm, logger: createLogger('silent'), workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, drainCheckIntervalMs: 300 });
+      const worker = await startDrainingWorker();
       try {
-        expect([...worker.workers.keys()]).toEqual([config.temporal.taskQueues.operations, config.temporal.taskQueues.deliveries, oldQueue]);
         await leftOver.result();
-        await waitFor(async () => worker.workers.get(oldQueue)!.getState() === 'STOPPED', 30_000, 'the drain Worker to stop');
+        await worker.drained;
+        expect(worker.workers.get(oldQueue)!.getState()).toBe('STOPPED');
         const { action } = await stack.temporal.schedule.getHandle(reportScheduleId).describe();
         expect(action).toMatchObject({ taskQueue: config.temporal.taskQueues.operations, priority: { fairnessKey: companyId } });
         await expect(stack.temporal.schedule.getHandle(retentionScheduleIdOn(oldQueue)).describe()).rejects.toThrow(/not found/i);
@@ -103,4 +110,20 @@ describe('upgrading from one task queue', () => {
       await stack.close();
     }
   }, 90_000);
+
+  it('starts no Worker for an old queue with nothing open on it', async () => {
+    const oldQueue = `test-old-${randomUUID()}`;
+    const { config, stack, startDrainingWorker } = await drainingStack(oldQueue);
+    try {
+      const worker = await startDrainingWorker();
+      try {
+        await worker.drained;
+        expect([...worker.workers.keys()]).toEqual([config.temporal.taskQueues.operations, config.temporal.taskQueues.deliveries]);
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await stack.close();
+    }
+  }, 60_000);
 });
