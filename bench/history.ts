@@ -2,6 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
+import type { TaskQueues } from '../src/temporal/task-queues';
 import { summary } from './http-load';
 
 /**
@@ -41,8 +42,8 @@ export async function deliveryListLatency(apiUrl: string, key: () => string, sam
 }
 
 /** Triggers the retention schedule the worker made and waits for that run; returns its duration in seconds. */
-export async function runRetention(temporal: TemporalClient, taskQueue: string): Promise<{ seconds: number; deleted: Record<string, number> }> {
-  const schedule = temporal.schedule.getHandle(retentionScheduleId(taskQueue));
+export async function runRetention(temporal: TemporalClient, taskQueues: TaskQueues): Promise<{ seconds: number; deleted: Record<string, number> }> {
+  const schedule = temporal.schedule.getHandle(retentionScheduleId(taskQueues));
   const before = (await schedule.describe()).info.recentActions.length;
   const started = performance.now();
   await schedule.trigger();

@@ -30,6 +30,7 @@ import { seedTenant, type Tenant } from './seed';
 import { compileProject, type NodeProcess, nodeFlagsOf, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
+import type { TaskQueues } from '../src/temporal/task-queues';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -86,9 +87,18 @@ async function main() {
 
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
   const encryptionKey = randomBytes(32).toString('hex');
-  const taskQueue = `bench-${randomUUID()}`;
+  const benchId = randomUUID();
+  const taskQueues: TaskQueues = { operations: `bench-operations-${benchId}`, deliveries: `bench-deliveries-${benchId}` };
   const noopQueue = `bench-noop-${randomUUID()}`;
-  const common = { DATABASE_URL: servers.databaseUrl, TEMPORAL_ADDRESS: servers.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+  const common = {
+    DATABASE_URL: servers.databaseUrl,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    TEMPORAL_OPERATIONS_TASK_QUEUE: taskQueues.operations,
+    TEMPORAL_DELIVERIES_TASK_QUEUE: taskQueues.deliveries,
+    TEMPORAL_DRAIN_TASK_QUEUE: '',
+    ENCRYPTION_KEY: encryptionKey,
+    LOG_LEVEL: 'info',
+  };
   const [apiPort, ceilingPort] = [await freePort(), await freePort()];
   const processes: NodeProcess[] = [];
   const orm = await connectOrm(servers.databaseUrl, 8);
@@ -143,7 +153,7 @@ async function main() {
 
     const scaleTenant = await seedTenant(orm, key, 'Bench Scale', { keys: 100, projects: 1 });
     await scalePhase(db, service, scaleTenant);
-    await historyPhase(db, temporal, taskQueue, service, rotation(deliveryTenant), deliveryTenant.companyId, endpointId, probe);
+    await historyPhase(db, temporal, taskQueues, service, rotation(deliveryTenant), deliveryTenant.companyId, endpointId, probe);
     rss.api = Math.max(rss.api, api.peakRssMb());
     rss.worker = worker.peakRssMb();
   } finally {
@@ -410,7 +420,7 @@ async function scalePhase(db: Pool, service: string, tenant: Tenant): Promise<vo
 async function historyPhase(
   db: Pool,
   temporal: TemporalClient,
-  taskQueue: string,
+  taskQueues: TaskQueues,
   service: string,
   keyOf: () => string,
   companyId: string,
@@ -425,7 +435,7 @@ async function historyPhase(
   const fresh = await measure('no history');
   // The schedule's own runs (every RETENTION_EVERY_MINUTES, aligned to the clock) would prune part of the history
   // while it is seeded and measured; paused, it runs only when runRetention triggers it.
-  await temporal.schedule.getHandle(retentionScheduleId(taskQueue)).pause('the benchmark triggers retention itself');
+  await temporal.schedule.getHandle(retentionScheduleId(taskQueues)).pause('the benchmark triggers retention itself');
   const started = Date.now();
   await seedOldDeliveries(db, companyId, endpointId, OLD_DELIVERIES);
   console.log(`Seeded ${OLD_DELIVERIES.toLocaleString('en-US')} old deliveries with their attempts (${((Date.now() - started) / 1000).toFixed(0)} s).`);
@@ -439,7 +449,7 @@ async function historyPhase(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
-  const pruned = await runRetention(temporal, taskQueue);
+  const pruned = await runRetention(temporal, taskQueues);
   pruning = false;
   await sampler;
   const after = await measure('after retention');

@@ -1,3 +1,5 @@
+import { TASK_QUEUE_ROLES, type TaskQueueRole, type TaskQueues } from './temporal/task-queues';
+
 /**
  * Environment → typed, validated configuration. The production entry points (api, worker) read only this;
  * `npm start` provisions embedded PostgreSQL/Temporal first and passes their addresses in the same way.
@@ -12,7 +14,13 @@ export interface Config {
   temporal: {
     address: string;
     namespace: string;
-    taskQueue: string;
+    /** The task queue of each role. */
+    taskQueues: TaskQueues;
+    /**
+     * The one task queue of versions before the split (construction-integration): served with a small budget until
+     * nothing runs there, and its schedules moved to the operations queue. Null: off.
+     */
+    drainTaskQueue: string | null;
     /** Temporal Cloud API key; when set the connection uses TLS. */
     apiKey?: string;
   };
@@ -29,6 +37,8 @@ export interface Config {
     retryDelaysMs: number[];
     /** Deadline of one delivery attempt (connect to last byte read). */
     timeoutMs: number;
+    /** Deadline of connecting to the endpoint (DNS, TCP and TLS handshake), within timeoutMs. */
+    connectTimeoutMs: number;
     /** How long the workflow of a failed delivery stays open for a re-run (REST and a new run work after that too). */
     rerunWaitMs: number;
     /** An endpoint that has failed every attempt for this long is disabled, with an alert. */
@@ -47,8 +57,12 @@ export interface Config {
   };
   /** Port of the worker's /metrics (0: any free port). */
   workerMetricsPort: number;
-  /** Workflow runs the worker keeps in memory between their tasks (an evicted one is replayed on its next task). */
+  /** Workflow runs the worker keeps in memory between their tasks, per task queue (an evicted one is replayed on its next task). */
   workerMaxCachedWorkflows: number;
+  /** The task queues this worker process serves (each may run as a deployment of its own). */
+  workerTaskQueues: TaskQueueRole[];
+  /** What each of the worker's task queues may run at once: activities, and workflow tasks. */
+  workerSlots: Record<TaskQueueRole | 'drain', WorkerSlots>;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
   /** Multiplies every per-key rate limit: 1 in production (see RATE_LIMIT_MULTIPLIER). */
@@ -77,9 +91,16 @@ export interface Config {
   attachmentMaxBytes: number;
 }
 
+export interface WorkerSlots {
+  activities: number;
+  workflowTasks: number;
+}
+
 interface Setting<T> {
   description: string;
   default?: string;
+  /** An empty value is a value (e.g. "off"), not the default. */
+  emptyIsValue?: true;
   parse(raw: string): T;
 }
 
@@ -148,6 +169,22 @@ const seconds = secondsFrom(0);
 /** A period a workflow waits again and again: 0 would make it spin. */
 const period = secondsFrom(0.1);
 
+/** Quotes are refused too: the name goes into visibility queries. */
+const taskQueueName = (raw: string): string => {
+  if (!/^[^\s'"`]{1,255}$/.test(raw)) throw new ConfigError(`must be a task queue name without spaces or quotes, got "${raw}"`);
+  return raw;
+};
+
+/** `operations,deliveries` → the roles, each once. */
+const taskQueueRoles = (raw: string): TaskQueueRole[] => {
+  const roles = raw.split(',').map((part) => part.trim());
+  const unknown = roles.filter((role) => !(TASK_QUEUE_ROLES as readonly string[]).includes(role));
+  if (unknown.length > 0 || new Set(roles).size !== roles.length) {
+    throw new ConfigError(`must be a comma-separated list of ${TASK_QUEUE_ROLES.join(' and ')}, each once, got "${raw}"`);
+  }
+  return roles as TaskQueueRole[];
+};
+
 const logLevel = (raw: string): string => {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(raw)) throw new ConfigError(`must be one of ${levels.join(', ')}`);
@@ -169,7 +206,19 @@ export const SETTINGS = {
   DB_POOL_MAX: { description: 'connections per process', default: '10', parse: integer(1, 200) },
   TEMPORAL_ADDRESS: { description: 'Temporal frontend host:port, e.g. localhost:7233', parse: hostPort },
   TEMPORAL_NAMESPACE: { description: 'Temporal namespace', default: 'default', parse: text },
-  TEMPORAL_TASK_QUEUE: { description: 'task queue of the worker', default: 'construction-integration', parse: text },
+  TEMPORAL_OPERATIONS_TASK_QUEUE: {
+    description: 'task queue of the multi-step workflows (project creation and closing, payroll runs, approvals, scheduled reports, retention) and their activities',
+    default: 'operations',
+    parse: taskQueueName,
+  },
+  TEMPORAL_DELIVERIES_TASK_QUEUE: { description: 'task queue of outbound deliveries and bulk recoveries and their activities', default: 'deliveries', parse: taskQueueName },
+  TEMPORAL_DRAIN_TASK_QUEUE: {
+    description:
+      'task queue of versions before the split into operations and deliveries: the worker serves it with the DRAIN_* budget until no run is open there, and moves the schedules that start runs there to the operations queue; empty turns it off',
+    default: 'construction-integration',
+    emptyIsValue: true,
+    parse: (raw: string) => (raw === '' ? '' : taskQueueName(raw)),
+  },
   TEMPORAL_API_KEY: { description: 'Temporal Cloud API key (enables TLS)', default: '', parse: text },
   ENCRYPTION_KEY: {
     description: '32-byte key (hex or base64) encrypting signing secrets at rest',
@@ -188,6 +237,11 @@ export const SETTINGS = {
     parse: secondsList,
   },
   WEBHOOK_TIMEOUT_MS: { description: 'deadline of one delivery attempt', default: '30000', parse: integer(100, 120000) },
+  WEBHOOK_CONNECT_TIMEOUT_MS: {
+    description: 'deadline of connecting to the endpoint (DNS lookup, TCP connect and TLS handshake) within the attempt\'s: an unreachable host frees its worker slot after this long',
+    default: '5000',
+    parse: integer(100, 120000),
+  },
   WEBHOOK_ALLOW_LOOPBACK: {
     description: 'accept subscriber endpoints on loopback addresses (local development and tests only)',
     default: 'false',
@@ -231,10 +285,33 @@ export const SETTINGS = {
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   WORKER_MAX_CACHED_WORKFLOWS: {
     description:
-      "workflow runs a worker keeps in memory between their tasks (the SDK would size it from the heap limit: some 2,300 on a 23 GB machine, each open failed delivery among them)",
+      "workflow runs a worker keeps in memory between their tasks, per task queue it serves (the SDK would size it from the heap limit: some 2,300 on a 23 GB machine, each open failed delivery among them)",
     default: '500',
     parse: integer(2, 100_000),
   },
+  WORKER_TASK_QUEUES: {
+    description: 'the task queues this worker process serves: operations, deliveries or both (each can run as a deployment of its own)',
+    default: 'operations,deliveries',
+    parse: taskQueueRoles,
+  },
+  OPERATIONS_ACTIVITY_SLOTS: { description: 'activities the worker runs at once on the operations task queue', default: '50', parse: integer(1, 10_000) },
+  OPERATIONS_WORKFLOW_TASK_SLOTS: {
+    description: 'workflow tasks the worker runs at once on the operations task queue (at most WORKER_MAX_CACHED_WORKFLOWS)',
+    default: '20',
+    parse: integer(2, 10_000),
+  },
+  DELIVERY_ACTIVITY_SLOTS: {
+    description: 'activities (delivery attempts among them) the worker runs at once on the deliveries task queue',
+    default: '100',
+    parse: integer(1, 10_000),
+  },
+  DELIVERY_WORKFLOW_TASK_SLOTS: {
+    description: 'workflow tasks the worker runs at once on the deliveries task queue (at most WORKER_MAX_CACHED_WORKFLOWS)',
+    default: '40',
+    parse: integer(2, 10_000),
+  },
+  DRAIN_ACTIVITY_SLOTS: { description: 'activities the worker runs at once on TEMPORAL_DRAIN_TASK_QUEUE while it drains', default: '10', parse: integer(1, 10_000) },
+  DRAIN_WORKFLOW_TASK_SLOTS: { description: 'workflow tasks the worker runs at once on TEMPORAL_DRAIN_TASK_QUEUE while it drains', default: '4', parse: integer(2, 10_000) },
   RATE_LIMIT_MULTIPLIER: {
     description: "multiplies every per-key rate limit (the spec's, e.g. 60 REST requests a minute); for load and fuzz tests, keep 1 in production",
     default: '1',
@@ -277,7 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const values = {} as Record<SettingName, unknown>;
   for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, Setting<unknown>][]) {
-    const raw = env[name] !== undefined && env[name] !== '' ? env[name] : setting.default;
+    const raw = env[name] !== undefined && (env[name] !== '' || setting.emptyIsValue) ? env[name] : setting.default;
     if (raw === undefined) {
       if (name !== 'PUBLIC_BASE_URL') problems.push(`${name} is required: ${setting.description}`);
       continue;
@@ -288,6 +365,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(`${name} ${error.message}`);
     }
+  }
+  const parsed = values as Partial<Parsed>;
+  const queues = [parsed.TEMPORAL_OPERATIONS_TASK_QUEUE, parsed.TEMPORAL_DELIVERIES_TASK_QUEUE];
+  if (queues[0] !== undefined && queues[0] === queues[1]) {
+    problems.push('TEMPORAL_OPERATIONS_TASK_QUEUE and TEMPORAL_DELIVERIES_TASK_QUEUE must differ: the two queues never share capacity');
+  }
+  if (parsed.TEMPORAL_DRAIN_TASK_QUEUE && queues.includes(parsed.TEMPORAL_DRAIN_TASK_QUEUE)) {
+    problems.push('TEMPORAL_DRAIN_TASK_QUEUE must differ from the operations and deliveries task queues (empty turns it off)');
   }
   if (problems.length > 0) {
     throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -302,7 +387,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporal: {
       address: v.TEMPORAL_ADDRESS,
       namespace: v.TEMPORAL_NAMESPACE,
-      taskQueue: v.TEMPORAL_TASK_QUEUE,
+      taskQueues: { operations: v.TEMPORAL_OPERATIONS_TASK_QUEUE, deliveries: v.TEMPORAL_DELIVERIES_TASK_QUEUE },
+      drainTaskQueue: v.TEMPORAL_DRAIN_TASK_QUEUE || null,
       apiKey: v.TEMPORAL_API_KEY || undefined,
     },
     encryptionKey: v.ENCRYPTION_KEY,
@@ -313,6 +399,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowLoopback: v.WEBHOOK_ALLOW_LOOPBACK,
       retryDelaysMs: v.WEBHOOK_RETRY_SCHEDULE,
       timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+      connectTimeoutMs: v.WEBHOOK_CONNECT_TIMEOUT_MS,
       rerunWaitMs: v.WEBHOOK_RERUN_WAIT,
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
@@ -327,6 +414,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     workerMetricsPort: v.WORKER_METRICS_PORT,
     workerMaxCachedWorkflows: v.WORKER_MAX_CACHED_WORKFLOWS,
+    workerTaskQueues: v.WORKER_TASK_QUEUES,
+    workerSlots: {
+      operations: { activities: v.OPERATIONS_ACTIVITY_SLOTS, workflowTasks: v.OPERATIONS_WORKFLOW_TASK_SLOTS },
+      deliveries: { activities: v.DELIVERY_ACTIVITY_SLOTS, workflowTasks: v.DELIVERY_WORKFLOW_TASK_SLOTS },
+      drain: { activities: v.DRAIN_ACTIVITY_SLOTS, workflowTasks: v.DRAIN_WORKFLOW_TASK_SLOTS },
+    },
     outboxPollMs: v.OUTBOX_POLL_MS,
     rateLimitMultiplier: v.RATE_LIMIT_MULTIPLIER,
     retention: {

@@ -103,7 +103,7 @@ async function main() {
     const front = (async () => {
       const temporal = await connectTemporalClient(config.temporal);
       started.client = () => temporal.connection.close();
-      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger });
+      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
       started.dispatcher = () => dispatcher.stop();
       await ensureRetentionSchedule(temporal, config);
       const api = await startApi({ config, orm, temporal, logger });
@@ -124,6 +124,7 @@ Construction integration service is running.
   API reference    ${base}/docs (OpenAPI: ${base}/api/v1/openapi.json)
   Console          ${base}/console (first admin: npm run cli -- user create)
   Temporal UI      ${env.TEMPORAL_UI_URL ?? `(your Temporal server at ${config.temporal.address})`}
+  Task queues      ${config.workerTaskQueues.map((role) => `${config.temporal.taskQueues[role]} (${config.workerSlots[role].activities} activity slots)`).join(', ')}
   Data             ${process.env.DATABASE_URL ? 'DATABASE_URL' : `embedded PostgreSQL on port ${LOCAL_POSTGRES_PORT}, data in ${clusterDir}`}
 
 Create a company and an API key (in another terminal):

@@ -1,8 +1,13 @@
+import type { TaskQueueRole } from '../src/temporal/task-queues';
+
 /**
  * A bulk recovery (POST /webhook-endpoints/{id}/recover), one run per recovery (id `webhook-recovery/<recovery id>`),
- * on the service's task queue. Started by startRecovery (src/delivery/deliveries-service.ts). No signals or updates.
+ * on the deliveries task queue. Started by startRecovery (src/delivery/deliveries-service.ts). No signals or updates.
  */
 export const DELIVERY_RECOVERY = 'deliveryRecovery';
+
+/** The task queue it and its activities run on (TEMPORAL_DELIVERIES_TASK_QUEUE names it). */
+export const DELIVERY_RECOVERY_TASK_QUEUE: TaskQueueRole = 'deliveries';
 
 export const recoveryWorkflowId = (recoveryId: string) => `webhook-recovery/${recoveryId}`;
 

@@ -5,14 +5,18 @@ import type {
   PurchaseOrderDecided,
   PurchaseOrderDecision,
 } from '../src/domain/supply/purchase-order-approval';
+import type { TaskQueueRole } from '../src/temporal/task-queues';
 
 export type { PurchaseOrderApprovalInput, PurchaseOrderApprovalResult, PurchaseOrderDecided, PurchaseOrderDecision };
 
 /**
  * Purchase order approval, one run per submitted purchase order (id `po-approval/<purchase order id>`), on the
- * service's task queue. Started by submitPurchaseOrder and decidePurchaseOrder (src/domain/supply/purchase-order-approval.ts).
+ * operations task queue. Started by submitPurchaseOrder and decidePurchaseOrder (src/domain/supply/purchase-order-approval.ts).
  */
 export const PURCHASE_ORDER_APPROVAL = 'purchaseOrderApproval';
+
+/** The task queue it and its activities run on (TEMPORAL_OPERATIONS_TASK_QUEUE names it). */
+export const PURCHASE_ORDER_APPROVAL_TASK_QUEUE: TaskQueueRole = 'operations';
 
 /**
  * Approves or rejects for the approver's roles; answers the purchase order's status after it (still

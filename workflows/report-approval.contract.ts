@@ -1,13 +1,17 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { ReportApprovalInput, ReportApprovalResult, ReportDecision } from '../src/domain/reporting/report-approval';
+import type { TaskQueueRole } from '../src/temporal/task-queues';
 
 export type { ReportApprovalInput, ReportApprovalResult, ReportDecision };
 
 /**
- * Report approval, one run per report that needs it (id: the report's workflow_id), on the service's task queue.
+ * Report approval, one run per report that needs it (id: the report's workflow_id), on the operations task queue.
  * Started by submitReport and decideReport (src/domain/reporting/report-approval.ts).
  */
 export const REPORT_APPROVAL = 'reportApproval';
+
+/** The task queue it and its activities run on (TEMPORAL_OPERATIONS_TASK_QUEUE names it). */
+export const REPORT_APPROVAL_TASK_QUEUE: TaskQueueRole = 'operations';
 
 /**
  * Approves or rejects the report. The first decision counts; later ones are ignored (the API refuses them

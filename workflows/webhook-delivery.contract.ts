@@ -1,12 +1,16 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { TaskQueueRole } from '../src/temporal/task-queues';
 
 /**
  * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
- * id>`), on the service's task queue. Started by the outbox dispatcher, a test send and re-runs
+ * id>`), on the deliveries task queue. Started by the outbox dispatcher, a test send and re-runs
  * (src/temporal/temporal-delivery-workflows.ts). What it takes and gives, its update, and the failure types that
  * cross from its activities.
  */
 export const WEBHOOK_DELIVERY = 'webhookDelivery';
+
+/** The task queue it and its activities run on (TEMPORAL_DELIVERIES_TASK_QUEUE names it). */
+export const WEBHOOK_DELIVERY_TASK_QUEUE: TaskQueueRole = 'deliveries';
 
 /** One workflow per delivery, named after it, so a delivery is never started twice. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;

@@ -23,8 +23,8 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
   const secretBox = new SecretBox(deps.config.encryptionKey);
   const apiKeys = new ApiKeyCache({ databaseUrl: deps.config.databaseUrl, secretBox, logger: deps.logger });
   await apiKeys.start();
-  const workflows = temporalWorkflows(deps.temporal, deps.config.temporal.taskQueue);
-  const deliveryWorkflows = temporalDeliveryWorkflows(deps.temporal, deps.config.temporal.taskQueue);
+  const workflows = temporalWorkflows(deps.temporal, deps.config.temporal.taskQueues);
+  const deliveryWorkflows = temporalDeliveryWorkflows(deps.temporal, deps.config.temporal.taskQueues);
   const app = createApp({ ...deps, workflows, deliveryWorkflows, secretBox, apiKeys, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
   const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -236,15 +236,17 @@ const COMMANDS: Record<string, Command> = {
     if (!ISO_TIME.test(from) || Number.isNaN(Date.parse(from))) throw new Error(`--since must be an ISO 8601 time such as 2026-11-20T00:00:00Z, got "${from}"`);
     const timeoutMs = Number(timeout ?? 600) * 1000;
     if (!(timeoutMs > 0)) throw new Error(`--timeout must be a number of seconds, got "${timeout}"`);
-    const settings = {
+    const temporal = await connectTemporalClient({
       address: process.env.TEMPORAL_ADDRESS || `localhost:${LOCAL_TEMPORAL_PORT}`,
       namespace: process.env.TEMPORAL_NAMESPACE || SETTINGS.TEMPORAL_NAMESPACE.default,
-      taskQueue: process.env.TEMPORAL_TASK_QUEUE || SETTINGS.TEMPORAL_TASK_QUEUE.default,
       apiKey: process.env.TEMPORAL_API_KEY || undefined,
+    });
+    const taskQueues = {
+      operations: process.env.TEMPORAL_OPERATIONS_TASK_QUEUE || SETTINGS.TEMPORAL_OPERATIONS_TASK_QUEUE.default,
+      deliveries: process.env.TEMPORAL_DELIVERIES_TASK_QUEUE || SETTINGS.TEMPORAL_DELIVERIES_TASK_QUEUE.default,
     };
-    const temporal = await connectTemporalClient(settings);
     try {
-      const recovery = await startRecovery(em, temporalDeliveryWorkflows(temporal, settings.taskQueue), endpoint.company.id, endpoint.id, new Date(from));
+      const recovery = await startRecovery(em, temporalDeliveryWorkflows(temporal, taskQueues), endpoint.company.id, endpoint.id, new Date(from));
       console.log(`Recovery ${recovery.id}: ${recovery.deliveryIds.length} failed or cancelled deliveries to ${endpoint.url} since ${from}`);
       await followRecovery(em, recovery.id, timeoutMs);
     } finally {

@@ -197,7 +197,7 @@ export async function startRecovery(
     await tx.flush();
     // Started before the commit: a failure to start leaves no recovery behind; a commit that fails after it leaves a
     // run that finds no recovery and fails.
-    await deliveryWorkflows.startRecovery({ recoveryId: recovery.id }, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
+    await deliveryWorkflows.startRecovery({ recoveryId: recovery.id }, companyId, `Re-run ${rows.length} failed deliveries to ${endpoint.url} since ${since.toISOString()}`);
     return recovery;
   });
 }

@@ -69,7 +69,17 @@ function errorOutcome(error: Error): Outcome {
   return { error: message || ((error as NodeJS.ErrnoException).code ?? error.name), failureKind: 'connection' };
 }
 
-export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs: number; ca?: string | Buffer; userAgent?: string }): WebhookSender {
+export interface WebhookSenderOptions {
+  allowLoopback: boolean;
+  /** Deadline of the whole attempt, connecting included (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Deadline of connecting: DNS lookup, TCP connect and TLS handshake (WEBHOOK_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  ca?: string | Buffer;
+  userAgent?: string;
+}
+
+export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const policy: TargetPolicy = { allowLoopback: options.allowLoopback };
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   // The agent's options reach every socket it opens, so each connection goes through the guarded lookup.
@@ -106,6 +116,7 @@ export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
+        clearTimeout(connectDeadline);
         clearInterval(progress);
         resolve(value);
       };
@@ -150,6 +161,17 @@ export function createWebhookSender(options: { allowLoopback: boolean; timeoutMs
         settle(result({ error: `timed out after ${options.timeoutMs} ms`, failureKind: 'timeout' }, statusCode));
         outgoing.destroy();
       }, options.timeoutMs);
+      // Connecting has a shorter deadline of its own: a host that never completes the TCP or TLS handshake frees
+      // the worker's activity slot after it, not after the whole attempt's. A kept-alive socket is connected already.
+      let connectDeadline: NodeJS.Timeout | undefined;
+      outgoing.once('socket', (socket) => {
+        if (outgoing.reusedSocket) return;
+        connectDeadline = setTimeout(() => {
+          settle(result({ error: `connect timed out after ${options.connectTimeoutMs} ms`, failureKind: 'connection' }));
+          outgoing.destroy();
+        }, options.connectTimeoutMs);
+        socket.once('secureConnect', () => clearTimeout(connectDeadline));
+      });
       const progress = request.onProgress ? setInterval(request.onProgress, PROGRESS_INTERVAL_MS) : undefined;
 
       outgoing.on('error', (error) => settle(result(errorOutcome(error))));

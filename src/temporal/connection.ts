@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../config';
 
-export async function connectTemporalClient(config: Config['temporal']): Promise<Client> {
+export async function connectTemporalClient(config: Pick<Config['temporal'], 'address' | 'namespace' | 'apiKey'>): Promise<Client> {
   const connection = await Connection.connect({
     address: config.address,
     // gRPC's reconnect backoff grows to 120 s while Temporal is down, and the API refuses what needs Temporal

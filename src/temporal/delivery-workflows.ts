@@ -35,6 +35,6 @@ export interface DeliveryWorkflows {
   closedWithin(deliveryId: string, ms: number): Promise<boolean>;
   /** Tells the runs of these held deliveries that their endpoint lets attempts through again; closed runs are skipped. */
   wake(deliveryIds: string[]): Promise<void>;
-  /** Starts the run that re-runs a bulk recovery's deliveries. */
-  startRecovery(input: DeliveryRecoveryInput, summary: string): Promise<void>;
+  /** Starts the run that re-runs a bulk recovery's deliveries (of the company's endpoint). */
+  startRecovery(input: DeliveryRecoveryInput, companyId: string, summary: string): Promise<void>;
 }

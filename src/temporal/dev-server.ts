@@ -28,6 +28,13 @@ export interface DevServerOptions {
 export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 
 /**
+ * Task queue fairness (docs/operations.md, "Task queues and fairness"): each company's runs carry its id as fairness
+ * key, and with these a company's backlog no longer delays another's on the same queue. Server 1.29 and 1.30 need
+ * the new matcher turned on for it; from 1.31 it is the default.
+ */
+export const DEV_SERVER_FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.enableFairness=true'];
+
+/**
  * Runs the Temporal CLI dev server as a child process (through the SDK's ephemeral-server support, which
  * owns its lifecycle) with this project's search attributes registered.
  */
@@ -45,7 +52,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
         namespace: options.namespace,
         searchAttributes: SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'error' },
-        extraArgs: DEV_SERVER_SQLITE_ARGS,
+        extraArgs: [...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_FAIRNESS_ARGS],
       },
     });
   } catch (error) {

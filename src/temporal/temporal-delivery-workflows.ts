@@ -11,8 +11,11 @@ import {
 import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
+import { fairnessOf } from './fairness';
 import { resultWithin } from './result-within';
 import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
+import type { TaskQueues } from './task-queues';
+import { taskQueueOf } from './workflow-task-queues';
 
 /** How many times a re-run request looks again when the run changes under it. */
 const RERUN_ROUNDS = 5;
@@ -24,14 +27,15 @@ const RERUN_ROUNDS = 5;
  */
 async function startDeliveryRun(
   temporal: Client,
-  taskQueue: string,
+  queues: TaskQueues,
   delivery: DeliveryToStart,
   reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE',
 ): Promise<boolean> {
   const { input } = delivery;
   try {
     await temporal.workflow.start(WEBHOOK_DELIVERY, {
-      taskQueue,
+      taskQueue: taskQueueOf(WEBHOOK_DELIVERY, queues),
+      priority: fairnessOf(input.companyId),
       workflowId: deliveryWorkflowId(input.deliveryId),
       args: [input],
       workflowIdReusePolicy: reuse,
@@ -70,10 +74,10 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   return { via: 'update', result };
 }
 
-/** DeliveryWorkflows on Temporal: every run on `taskQueue`. */
-export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): DeliveryWorkflows {
+/** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue), with its company's fairness key. */
+export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues): DeliveryWorkflows {
   return {
-    start: (delivery) => startDeliveryRun(temporal, taskQueue, delivery, 'REJECT_DUPLICATE'),
+    start: (delivery) => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
 
     async requestRerun(delivery, request, waitMs) {
       const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
@@ -99,7 +103,7 @@ export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): 
         }
         // Someone else started a run between our look and our start: the update goes to that run (at the last round,
         // that run's attempt is this request's too).
-        if ((await startDeliveryRun(temporal, taskQueue, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
+        if ((await startDeliveryRun(temporal, queues, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
       }
     },
 
@@ -127,8 +131,14 @@ export function temporalDeliveryWorkflows(temporal: Client, taskQueue: string): 
       );
     },
 
-    async startRecovery(input, summary) {
-      await temporal.workflow.start(DELIVERY_RECOVERY, { taskQueue, workflowId: recoveryWorkflowId(input.recoveryId), args: [input], staticSummary: summary });
+    async startRecovery(input, companyId, summary) {
+      await temporal.workflow.start(DELIVERY_RECOVERY, {
+        taskQueue: taskQueueOf(DELIVERY_RECOVERY, queues),
+        priority: fairnessOf(companyId),
+        workflowId: recoveryWorkflowId(input.recoveryId),
+        args: [input],
+        staticSummary: summary,
+      });
     },
   };
 }

@@ -2,6 +2,7 @@ import {
   type Client,
   type ScheduleHandle,
   ScheduleNotFoundError,
+  type ScheduleOptionsStartWorkflowAction,
   ScheduleOverlapPolicy,
   ServiceError,
   type WorkflowHandle,
@@ -10,10 +11,13 @@ import {
   WorkflowFailedError,
   type WorkflowStartOptions,
 } from '@temporalio/client';
+import type { Workflow } from '@temporalio/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { apiErrorFromWorkflow } from './failures';
 import { resultWithin } from './result-within';
+import { fairnessOf } from './fairness';
 import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from './search-attributes';
+import type { TaskQueues } from './task-queues';
 import {
   type ScheduleGateway,
   ScheduleMissing,
@@ -24,6 +28,7 @@ import {
   type WorkflowOutcome,
   type WorkflowStart,
 } from './workflow-gateway';
+import { taskQueueOf } from './workflow-task-queues';
 
 /** The gRPC status of a request Temporal refuses as malformed. */
 const GRPC_INVALID_ARGUMENT = 3;
@@ -38,9 +43,10 @@ function searchAttributesOf(labels: WorkflowLabels) {
   ];
 }
 
-function startOptions(start: WorkflowStart, taskQueue: string): WorkflowStartOptions {
+function startOptions(start: WorkflowStart, queues: TaskQueues): WorkflowStartOptions {
   return {
-    taskQueue,
+    taskQueue: taskQueueOf(start.workflowType, queues),
+    priority: fairnessOf(start.labels.companyId),
     workflowId: start.workflowId,
     args: [start.input],
     ...(start.whenOpen === 'join' ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
@@ -70,7 +76,13 @@ async function awaitOutcome<R>(handle: WorkflowHandle, waitMs: number): Promise<
   return { finished: false, memo: memo ?? {} };
 }
 
-function temporalSchedules(temporal: Client, taskQueue: string): ScheduleGateway {
+/**
+ * A schedule's action with the priority of the runs it starts. The SDK's type of a schedule action leaves priority out,
+ * though the client sends it (encodeScheduleAction) and describe() reads it back.
+ */
+type ScheduleActionWithPriority = ScheduleOptionsStartWorkflowAction<Workflow> & Pick<WorkflowStartOptions, 'priority'>;
+
+function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGateway {
   const onSchedule = async (scheduleId: string, act: (handle: ScheduleHandle) => Promise<void>) => {
     try {
       await act(temporal.schedule.getHandle(scheduleId));
@@ -81,18 +93,20 @@ function temporalSchedules(temporal: Client, taskQueue: string): ScheduleGateway
   return {
     async create({ scheduleId, cron, timezone, run, note }) {
       try {
+        const action: ScheduleActionWithPriority = {
+          type: 'startWorkflow',
+          workflowType: run.workflowType,
+          taskQueue: taskQueueOf(run.workflowType, queues),
+          priority: fairnessOf(run.labels.companyId),
+          args: [run.input],
+          workflowId: run.workflowId,
+          typedSearchAttributes: searchAttributesOf(run.labels),
+          staticSummary: run.summary,
+        };
         await temporal.schedule.create({
           scheduleId,
           spec: { cronExpressions: [cron], timezone },
-          action: {
-            type: 'startWorkflow',
-            workflowType: run.workflowType,
-            taskQueue,
-            args: [run.input],
-            workflowId: run.workflowId,
-            typedSearchAttributes: searchAttributesOf(run.labels),
-            staticSummary: run.summary,
-          },
+          action,
           policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
           state: { note },
         });
@@ -126,19 +140,19 @@ function temporalSchedules(temporal: Client, taskQueue: string): ScheduleGateway
   };
 }
 
-/** The domain's WorkflowGateway, on Temporal: every run on `taskQueue`. */
-export function temporalWorkflows(temporal: Client, taskQueue: string): WorkflowGateway {
+/** The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue, with its company's fairness key. */
+export function temporalWorkflows(temporal: Client, queues: TaskQueues): WorkflowGateway {
   return {
     async start(start) {
       try {
-        await temporal.workflow.start(start.workflowType, startOptions(start, taskQueue));
+        await temporal.workflow.start(start.workflowType, startOptions(start, queues));
       } catch (error) {
         throw domainError(error);
       }
     },
 
     async startAndAwait<R>(start: WorkflowStart, waitMs: number) {
-      const handle = await temporal.workflow.start(start.workflowType, startOptions(start, taskQueue));
+      const handle = await temporal.workflow.start(start.workflowType, startOptions(start, queues));
       return awaitOutcome<R>(handle, waitMs);
     },
 
@@ -146,7 +160,7 @@ export function temporalWorkflows(temporal: Client, taskQueue: string): Workflow
       let handle;
       try {
         // A signal goes to the open run whatever the start says: there is no conflict to resolve.
-        const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, taskQueue);
+        const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, queues);
         handle = await temporal.workflow.signalWithStart(start.workflowType, { ...options, signal: signal.name, signalArgs: signal.args });
       } catch (error) {
         throw domainError(error);
@@ -157,7 +171,7 @@ export function temporalWorkflows(temporal: Client, taskQueue: string): Workflow
     async update<R>(start: WorkflowStart, update: { name: string; args: unknown[] }, waitMs: number) {
       const answer = temporal.workflow.executeUpdateWithStart(update.name, {
         args: update.args,
-        startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, taskQueue), workflowIdConflictPolicy: 'USE_EXISTING' }),
+        startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, queues), workflowIdConflictPolicy: 'USE_EXISTING' }),
       });
       const timer = new AbortController();
       try {
@@ -172,6 +186,6 @@ export function temporalWorkflows(temporal: Client, taskQueue: string): Workflow
       }
     },
 
-    schedules: temporalSchedules(temporal, taskQueue),
+    schedules: temporalSchedules(temporal, queues),
   };
 }

@@ -13,9 +13,9 @@ import { startWorker } from './worker';
 exitOnUnsupportedNode();
 
 /**
- * `npm run start:worker`: the Temporal worker and the outbox dispatcher (which starts delivery workflows),
- * configured by the environment (see README), and the retention schedule. Run as many as needed; they share
- * the work.
+ * `npm run start:worker`: the Temporal worker of the task queues WORKER_TASK_QUEUES names and the outbox dispatcher
+ * (which starts delivery workflows), configured by the environment (see README), and the retention schedule. Run as
+ * many as needed, of one queue or both; they share the work.
  */
 async function main() {
   const config = loadConfig();
@@ -24,9 +24,9 @@ async function main() {
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
-  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger });
+  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
   await ensureRetentionSchedule(temporal, config);
-  logger.info({ taskQueue: config.temporal.taskQueue, metricsPort: worker.metricsPort }, 'worker running');
+  logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);
   await worker.finished;
 }

@@ -1,18 +1,30 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createActivities } from '../../activities';
-import type { Config } from '../config';
+import type { Config, WorkerSlots } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createWorkerMetrics, serveMetrics } from '../metrics';
 import { connectTemporalClient } from '../temporal/connection';
+import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { createWebhookSender } from '../delivery/webhook-sender';
 
 export interface RunningWorker {
-  worker: Worker;
-  /** Settles when the worker has stopped. */
+  /**
+   * The Temporal Worker of each task queue this process serves, by queue name: the roles of WORKER_TASK_QUEUES, and
+   * TEMPORAL_DRAIN_TASK_QUEUE's once runs were found open there (stopped when it has drained).
+   */
+  workers: ReadonlyMap<string, Worker>;
+  /** Settles when every Worker has stopped; rejects when one failed (the others are stopped then). */
   finished: Promise<void>;
+  /**
+   * Settles when draining TEMPORAL_DRAIN_TASK_QUEUE has ended (nothing open there, or the worker stopping) and its
+   * Worker, if one was needed, has stopped; at once when it is off.
+   */
+  drained: Promise<void>;
   /** Where GET /metrics is served. */
   metricsPort: number;
   close(): Promise<void>;
@@ -26,10 +38,25 @@ export interface WorkerOptions {
   workflowBundlePath?: string;
   /** Extra trusted root for subscriber endpoints (tests' self-signed receivers); production uses NODE_EXTRA_CA_CERTS. */
   webhookCa?: string;
+  /** How often the drain queue is looked at for open runs (tests wait less than a minute). */
+  drainCheckIntervalMs?: number;
 }
 
-export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa }: WorkerOptions): Promise<RunningWorker> {
-  const sender = createWebhookSender({ allowLoopback: config.webhooks.allowLoopback, timeoutMs: config.webhooks.timeoutMs, ca: webhookCa });
+const DRAIN_CHECK_INTERVAL_MS = 60_000;
+
+/**
+ * One Temporal Worker per task queue, each with its own slot budget, in one process: a backlog of hanging delivery
+ * attempts holds only the deliveries queue's activity slots, never the operations queue's. Every Worker registers
+ * every workflow and activity; an activity runs on its workflow's queue, so the budgets stay apart (the drain queue
+ * needs them all).
+ */
+export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa, drainCheckIntervalMs = DRAIN_CHECK_INTERVAL_MS }: WorkerOptions): Promise<RunningWorker> {
+  const sender = createWebhookSender({
+    allowLoopback: config.webhooks.allowLoopback,
+    timeoutMs: config.webhooks.timeoutMs,
+    connectTimeoutMs: config.webhooks.connectTimeoutMs,
+    ca: webhookCa,
+  });
   const connection = await NativeConnection.connect({
     address: config.temporal.address,
     ...(config.temporal.apiKey ? { apiKey: config.temporal.apiKey, tls: true } : {}),
@@ -37,39 +64,142 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   const client = await connectTemporalClient(config.temporal);
   const metrics = createWorkerMetrics(orm);
   const metricsServer = await serveMetrics(metrics.registry, config.workerMetricsPort, config.host);
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    activities: createActivities({
-      orm,
+  const activities = createActivities({
+    orm,
+    logger,
+    secretBox: new SecretBox(config.encryptionKey),
+    sender,
+    webhooks: config.webhooks,
+    metrics,
+    deliveryWorkflows: temporalDeliveryWorkflows(client, config.temporal.taskQueues),
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  // Bundled once for all the Workers: it takes seconds of CPU.
+  const workflowBundle: WorkflowBundleOption = workflowBundlePath
+    ? { codePath: workflowBundlePath }
+    : await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: Runtime.instance().logger });
+  const createWorker = (taskQueue: string, slots: WorkerSlots) =>
+    Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue,
+      activities,
+      workflowBundle,
+      shutdownGraceTime: '10 seconds',
+      maxCachedWorkflows: config.workerMaxCachedWorkflows,
+      maxConcurrentActivityTaskExecutions: slots.activities,
+      maxConcurrentWorkflowTaskExecutions: slots.workflowTasks,
+    });
+
+  const workers = new Map<string, Worker>();
+  for (const role of config.workerTaskQueues) {
+    workers.set(config.temporal.taskQueues[role], await createWorker(config.temporal.taskQueues[role], config.workerSlots[role]));
+  }
+
+  const stopDraining = new AbortController();
+  const stopWorkers = () => {
+    stopDraining.abort();
+    for (const worker of workers.values()) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  // One Worker failing stops the others: the process exits and is started again whole.
+  const run = (worker: Worker) =>
+    worker.run().catch((error: unknown) => {
+      stopWorkers();
+      throw error;
+    });
+  const runs = [...workers.values()].map(run);
+  const drainQueue = config.temporal.drainTaskQueue;
+  let drained: Promise<void> = Promise.resolve();
+  if (drainQueue) {
+    const draining = drainOldQueue({
+      client,
+      config,
       logger,
-      secretBox: new SecretBox(config.encryptionKey),
-      sender,
-      webhooks: config.webhooks,
-      metrics,
-      deliveryWorkflows: temporalDeliveryWorkflows(client, config.temporal.taskQueue),
-      publicBaseUrl: config.publicBaseUrl,
-    }),
-    ...(workflowBundlePath
-      ? { workflowBundle: { codePath: workflowBundlePath } }
-      : { workflowsPath: require.resolve('../../workflows') }),
-    shutdownGraceTime: '10 seconds',
-    maxCachedWorkflows: config.workerMaxCachedWorkflows,
-  });
-  const finished = worker.run().finally(async () => {
-    sender.close();
-    await metricsServer.close();
-    await client.connection.close();
-    await connection.close();
-  });
+      drainQueue,
+      intervalMs: drainCheckIntervalMs,
+      signal: stopDraining.signal,
+      startDrainWorker: async () => {
+        const worker = await createWorker(drainQueue, config.workerSlots.drain);
+        workers.set(drainQueue, worker);
+        const running = run(worker);
+        if (stopDraining.signal.aborted && worker.getState() === 'RUNNING') worker.shutdown();
+        return { worker, running };
+      },
+    });
+    // Its failure is the drain Worker's, which `finished` reports.
+    drained = draining.catch(() => undefined);
+    runs.push(draining);
+  }
+  const finished = Promise.allSettled(runs)
+    .then((results) => {
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+    })
+    .finally(async () => {
+      sender.close();
+      await metricsServer.close();
+      await client.connection.close();
+      await connection.close();
+    });
   return {
-    worker,
+    workers,
     finished,
+    drained,
     metricsPort: metricsServer.port,
     async close() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopWorkers();
       await finished;
     },
   };
+}
+
+/**
+ * Serves the task queue of an older version until nothing is left there. First its schedules move to the current
+ * queues (until then runs may still start there); then every `intervalMs` it counts the runs open there: while there
+ * are some, a Worker of the drain budget serves the queue (started at the first count that finds any, so a worker with
+ * nothing to drain runs none); once there are none, that Worker stops. Problems are logged and tried again at the next
+ * look. Settles when draining has ended (drained, or the worker stopping) and the drain Worker, if any, has stopped.
+ */
+async function drainOldQueue({
+  client,
+  config,
+  logger,
+  drainQueue,
+  intervalMs,
+  signal,
+  startDrainWorker,
+}: {
+  client: Client;
+  config: Config;
+  logger: Logger;
+  drainQueue: string;
+  intervalMs: number;
+  signal: AbortSignal;
+  startDrainWorker: () => Promise<{ worker: Worker; running: Promise<void> }>;
+}): Promise<void> {
+  let schedulesMoved = false;
+  let lastOpen: number | null = null;
+  let drainer: { worker: Worker; running: Promise<void> } | undefined;
+  while (!signal.aborted) {
+    try {
+      if (!schedulesMoved) {
+        const moved = await moveSchedulesOff(client, drainQueue, config.temporal.taskQueues, logger);
+        schedulesMoved = true;
+        if (moved > 0) logger.info({ drainQueue, moved }, 'schedules moved off the old task queue');
+      }
+      const open = await openRunsOn(client, drainQueue);
+      if (open === 0) {
+        logger.info({ drainQueue }, 'old task queue drained: no run is open there');
+        if (drainer?.worker.getState() === 'RUNNING') drainer.worker.shutdown();
+        break;
+      }
+      if (open !== lastOpen) logger.info({ drainQueue, open }, 'draining the old task queue');
+      lastOpen = open;
+      drainer ??= await startDrainWorker();
+    } catch (error) {
+      if (!signal.aborted) logger.warn({ err: error, drainQueue }, 'could not look at the old task queue; trying again');
+    }
+    await delay(intervalMs, undefined, { signal }).catch(() => undefined);
+  }
+  await drainer?.running;
 }

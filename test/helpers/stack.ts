@@ -53,7 +53,23 @@ export async function createTestDatabase(): Promise<string> {
 }
 
 /**
- * Settings of one test stack: its own database and task queue, subscriber endpoints on loopback allowed,
+ * Task queues of a test stack's own, and no draining of a queue of older versions (a test that needs one names its
+ * own): files running side by side never take each other's tasks or schedules.
+ */
+function testTaskQueues(): Record<string, string> {
+  const id = randomUUID();
+  return { TEMPORAL_OPERATIONS_TASK_QUEUE: `test-operations-${id}`, TEMPORAL_DELIVERIES_TASK_QUEUE: `test-deliveries-${id}`, TEMPORAL_DRAIN_TASK_QUEUE: '' };
+}
+
+/** The settings that put another process (a worker, the CLI) on the stack's task queues. */
+export const taskQueueEnvOf = (config: Config): Record<string, string> => ({
+  TEMPORAL_OPERATIONS_TASK_QUEUE: config.temporal.taskQueues.operations,
+  TEMPORAL_DELIVERIES_TASK_QUEUE: config.temporal.taskQueues.deliveries,
+  TEMPORAL_DRAIN_TASK_QUEUE: config.temporal.drainTaskQueue ?? '',
+});
+
+/**
+ * Settings of one test stack: its own database and task queues, subscriber endpoints on loopback allowed,
  * and a retry schedule of fractions of a second instead of the spec's hours.
  */
 export async function testConfig(overrides: Record<string, string> = {}): Promise<Config> {
@@ -62,7 +78,7 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
     DATABASE_URL: await createTestDatabase(),
     PORT: '0',
     HOST: '127.0.0.1',
-    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    ...testTaskQueues(),
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2',
     WEBHOOK_TIMEOUT_MS: '5000',
@@ -84,7 +100,7 @@ export async function startStack(options: { worker?: boolean; dispatcher?: boole
     options.worker === false
       ? null
       : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, webhookCa: testCertificate().cert });
-  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueue), logger }) : null;
+  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger }) : null;
   return {
     config,
     orm,
@@ -141,7 +157,7 @@ async function assertOutboxMatchesEventSchemas(orm: Orm): Promise<void> {
 export const processEnvOf = (stack: TestStack): Record<string, string> => ({
   DATABASE_URL: stack.config.databaseUrl,
   TEMPORAL_ADDRESS: stack.config.temporal.address,
-  TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+  ...taskQueueEnvOf(stack.config),
   WORKFLOW_BUNDLE_PATH: process.env.WORKFLOW_BUNDLE_PATH!,
   WORKER_METRICS_PORT: '0',
   LOG_LEVEL: 'info',

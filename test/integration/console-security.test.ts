@@ -123,8 +123,8 @@ describe('console security', () => {
     const apiKeys = new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') });
     const pages = consolePages({
       ...stack,
-      workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue),
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      workflows: temporalWorkflows(stack.temporal, stack.config.temporal.taskQueues),
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       secretBox,
       apiKeys,
       validator: new SchemaValidator(),

@@ -111,7 +111,7 @@ describe('deliveries survive crashes', () => {
 
     // What the dead dispatcher left behind: the workflow of the delivery it was making, and no row.
     const deliveryId = deliveryIdFor(sent.body.event_id, endpoint.id);
-    const started = await temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue).start({
+    const started = await temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues).start({
       input: { deliveryId, companyId: sender.companyId, endpointId: endpoint.id, eventType: 'employee.created' },
       endpointUrl: endpoint.url,
       eventId: sent.body.event_id,
@@ -158,7 +158,7 @@ describe('deliveries survive crashes', () => {
 function dispatcherOptions(stack: TestStack) {
   return {
     orm: stack.orm,
-    deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+    deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
     databaseUrl: stack.config.databaseUrl,
     pollMs: 250,
     logger: createLogger('silent'),

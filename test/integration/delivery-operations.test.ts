@@ -180,7 +180,7 @@ describe('a delivery that failed 6 times', () => {
       // The run this start makes: visibility may list the earlier runs of the id first, or before it.
       const earlier = new Set((await runsOf(id)).map((r) => r.runId));
       const started = await temporalCli(stack.config.temporal.address, [
-        'workflow', 'start', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueue, '--workflow-id', id, '--input', JSON.stringify(startedWith),
+        'workflow', 'start', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueues.deliveries, '--workflow-id', id, '--input', JSON.stringify(startedWith),
       ]);
       expect(started.code).toBe(0);
       const runs = await waitFor(async () => {
@@ -251,7 +251,7 @@ describe('a delivery whose workflow has closed', () => {
     const input = startInput(await historyOf(stack, byUi.deliveryId, latest!.runId));
     expect(input).toEqual({ deliveryId: byUi.deliveryId, companyId: byUi.sender.companyId, endpointId: byUi.endpointId, eventType: 'employee.created' });
     const started = await temporalCli(stack.config.temporal.address, [
-      'workflow', 'start', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueue,
+      'workflow', 'start', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueues.deliveries,
       '--workflow-id', deliveryWorkflowId(byUi.deliveryId), '--input', JSON.stringify(input),
     ]);
     expect(started.code).toBe(0);
@@ -276,7 +276,7 @@ describe('a delivery whose workflow has closed', () => {
 
     // A delivered delivery is not sent again, however its run is started.
     const again = await temporalCli(stack.config.temporal.address, [
-      'workflow', 'execute', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueue,
+      'workflow', 'execute', '--type', 'webhookDelivery', '--task-queue', stack.config.temporal.taskQueues.deliveries,
       '--workflow-id', deliveryWorkflowId(byUi.deliveryId), '--input', JSON.stringify(input),
     ]);
     expect(again.code).not.toBe(0);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, issueTestKey, request, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
+import { createTenant, envelope, issueTestKey, request, sendInbound, startStack, taskQueueEnvOf, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint, type RegisteredEndpoint } from '../helpers/webhooks';
 
 let employeeSeq = 0;
@@ -136,7 +136,7 @@ describe('recovering the failed deliveries of an endpoint', () => {
         ...process.env,
         DATABASE_URL: stack.config.databaseUrl,
         TEMPORAL_ADDRESS: stack.config.temporal.address,
-        TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
+        ...taskQueueEnvOf(stack.config),
       };
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src/cli/main.ts'), ...args], { cwd: PROJECT_ROOT, env });
       let stdout = '';

@@ -85,7 +85,7 @@ describe('GET /metrics', () => {
     dispatcher = await startOutboxDispatcher({
       config: stack.config,
       orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       logger: createLogger('silent'),
     });
     await waitFor(async () => {

@@ -30,7 +30,7 @@ describe('outbox dispatcher fairness', () => {
         .then((rows) => rows.map((r) => r.id));
     const dispatcher = new OutboxDispatcher({
       orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueue),
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       databaseUrl: stack.config.databaseUrl,
       pollMs: 60_000,
       logger: createLogger('silent'),

@@ -50,7 +50,7 @@ describe('project.created with data the database refuses', () => {
     const counts = await projectCounts(stack, tenant.companyId);
     const events = (await outboxOf(stack, tenant.companyId)).length;
     const started = Date.now();
-    const error = await failureOf(runProjectCreation(temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue), input(code, bad), 20_000));
+    const error = await failureOf(runProjectCreation(temporalWorkflows(stack.temporal, stack.config.temporal.taskQueues), input(code, bad), 20_000));
     expect(error.status).toBe(400);
     expect(error.code).toBe('INVALID_REQUEST');
     // Not retried: a retried activity would take at least its first backoff (1 s) per attempt.
@@ -67,7 +67,7 @@ describe('project.created with data the database refuses', () => {
     expect(await projectCounts(stack, tenant.companyId)).toEqual(counts);
     expect((await outboxOf(stack, tenant.companyId)).length).toBe(events);
 
-    const corrected = await runProjectCreation(temporalWorkflows(stack.temporal, stack.config.temporal.taskQueue), input(code), 20_000);
+    const corrected = await runProjectCreation(temporalWorkflows(stack.temporal, stack.config.temporal.taskQueues), input(code), 20_000);
     expect(corrected.state).toBe('completed');
     const after = await handle.describe();
     expect(after.runId).not.toBe(failed.runId);

@@ -120,7 +120,7 @@ describe('retention', () => {
     expect(deliveriesBefore).toBe(5);
 
     await ensureRetentionSchedule(stack.temporal, stack.config);
-    const schedule = stack.temporal.schedule.getHandle(retentionScheduleId(stack.config.temporal.taskQueue));
+    const schedule = stack.temporal.schedule.getHandle(retentionScheduleId(stack.config.temporal.taskQueues));
     try {
       await schedule.trigger();
       const started = await waitFor(async () => (await schedule.describe()).info.recentActions[0]?.action.workflow, 20_000, 'the schedule to start a run');

@@ -26,7 +26,7 @@ describe('webhook sender', () => {
 
   beforeEach(async () => {
     receiver = await startReceiver();
-    sender = createWebhookSender({ allowLoopback: true, timeoutMs: 5_000, ca: testCertificate().cert });
+    sender = createWebhookSender({ allowLoopback: true, timeoutMs: 5_000, connectTimeoutMs: 5_000, ca: testCertificate().cert });
   });
 
   afterEach(async () => {
@@ -79,7 +79,7 @@ describe('webhook sender', () => {
   });
 
   it('times out a slow receiver after timeoutMs', async () => {
-    useSender({ allowLoopback: true, timeoutMs: 500, ca: testCertificate().cert });
+    useSender({ allowLoopback: true, timeoutMs: 500, connectTimeoutMs: 5_000, ca: testCertificate().cert });
     receiver.respondWith(() => ({ status: 200, delayMs: 5_000 }));
     const result = await send();
     expect(result).toMatchObject({ statusCode: null, error: 'timed out after 500 ms', failureKind: 'timeout' });
@@ -88,9 +88,29 @@ describe('webhook sender', () => {
   });
 
   it('times out a receiver that never answers', async () => {
-    useSender({ allowLoopback: true, timeoutMs: 300, ca: testCertificate().cert });
+    useSender({ allowLoopback: true, timeoutMs: 300, connectTimeoutMs: 5_000, ca: testCertificate().cert });
     receiver.respondWith(() => ({ status: 200, hang: true }));
     expect(await send()).toMatchObject({ statusCode: null, failureKind: 'timeout' });
+  });
+
+  it('gives up connecting to a host that accepts TCP but never completes the TLS handshake at the connect deadline', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      useSender({ allowLoopback: true, timeoutMs: 20_000, connectTimeoutMs: 300, ca: testCertificate().cert });
+      const result = await send(`https://localhost:${(silent.address() as { port: number }).port}/hook`);
+      expect(result).toMatchObject({ statusCode: null, error: 'connect timed out after 300 ms', failureKind: 'connection' });
+      // Well before the attempt's deadline: the slot is free again.
+      expect(result.durationMs).toBeLessThan(10_000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('leaves a connected request to the attempt deadline: a response slower than the connect deadline arrives', async () => {
+    useSender({ allowLoopback: true, timeoutMs: 5_000, connectTimeoutMs: 200, ca: testCertificate().cert });
+    receiver.respondWith(() => ({ status: 200, delayMs: 600 }));
+    expect(await send()).toMatchObject({ statusCode: 200, error: null, failureKind: null });
   });
 
   it('reports a refused connection', async () => {
@@ -107,7 +127,7 @@ describe('webhook sender', () => {
   });
 
   it('refuses a name resolving to loopback unless loopback is allowed', async () => {
-    useSender({ allowLoopback: false, timeoutMs: 5_000, ca: testCertificate().cert });
+    useSender({ allowLoopback: false, timeoutMs: 5_000, connectTimeoutMs: 5_000, ca: testCertificate().cert });
     expect(await send()).toMatchObject({ statusCode: null, error: 'resolves to a loopback address (127.0.0.1)', failureKind: 'blocked' });
     expect(await send(`https://127.0.0.1:${receiver.port}/hook`)).toMatchObject({ error: 'is a loopback address (127.0.0.1)', failureKind: 'blocked' });
     expect(receiver.requests).toHaveLength(0);
@@ -141,7 +161,7 @@ describe('webhook sender', () => {
   });
 
   it('rejects a self-signed receiver when not told to trust it', async () => {
-    useSender({ allowLoopback: true, timeoutMs: 5_000 });
+    useSender({ allowLoopback: true, timeoutMs: 5_000, connectTimeoutMs: 5_000 });
     const result = await send();
     expect(result).toMatchObject({ statusCode: null, failureKind: 'connection' });
     expect(result.error).toMatch(/certificate/);

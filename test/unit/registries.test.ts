@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESOURCES } from '../../src/api/resources';
 import { REST_COLLECTIONS } from '../../src/domain/accounts/scopes';
+import { TASK_QUEUE_ROLES } from '../../src/temporal/task-queues';
+import { WORKFLOW_TASK_QUEUES } from '../../src/temporal/workflow-task-queues';
 import { PROJECT_ROOT } from '../../src/paths';
 
 const read = (...parts: string[]) => readFileSync(path.join(PROJECT_ROOT, ...parts), 'utf8');
@@ -24,6 +26,14 @@ describe('the workflow registry', () => {
     const name = camelCase(base);
     expect(Object.values(contract)).toContain(name);
     expect(registry).toContain(`export { ${name} } from './${base}';`);
+  });
+
+  it.each(workflowFiles)('%s runs on the task queue its contract names, as src/temporal/workflow-task-queues.ts maps it', async (file) => {
+    const base = file.replace(/\.ts$/, '');
+    const contract = (await import(path.join(PROJECT_ROOT, 'workflows', `${base}.contract`))) as Record<string, unknown>;
+    const role = contract[`${base.toUpperCase().replace(/-/g, '_')}_TASK_QUEUE`];
+    expect(TASK_QUEUE_ROLES).toContain(role);
+    expect(WORKFLOW_TASK_QUEUES[camelCase(base)]).toBe(role);
   });
 
   it('is the whole workflows/ folder: one workflow and one contract per name', () => {
