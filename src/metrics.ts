@@ -52,7 +52,8 @@ function addStateGauges(registry: Registry, orm: Orm): void {
     registers: [registry],
     async collect() {
       const rows = await em().execute<{ reason: string; count: string }[]>(
-        'select held_reason as reason, count(*) as count from webhook_deliveries where held_until is not null group by held_reason',
+        // As admission counts them: a run that has not looked again a minute after it said it would was terminated.
+        `select held_reason as reason, count(*) as count from webhook_deliveries where held_until > now() - interval '1 minute' group by held_reason`,
       );
       for (const reason of HOLD_REASONS) this.set({ reason }, Number(rows.find((r) => r.reason === reason)?.count ?? 0));
     },

@@ -219,7 +219,10 @@ export async function allHeld(em: EntityManager, endpointId: string): Promise<st
 
 /** How many of the endpoint's deliveries wait for it now. */
 export async function heldCount(em: EntityManager, endpointId: string): Promise<number> {
-  const [row] = await em.execute<{ count: string }[]>('select count(*) as count from webhook_deliveries where endpoint_id = ? and held_until is not null', [endpointId]);
+  const [row] = await em.execute<{ count: string }[]>(
+    `select count(*) as count from webhook_deliveries where endpoint_id = ? and held_until > clock_timestamp() - ${HELD_GRACE}`,
+    [endpointId],
+  );
   return Number(row?.count ?? 0);
 }
 
