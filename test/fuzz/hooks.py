@@ -19,6 +19,7 @@
 """
 
 import collections
+import datetime
 import hashlib
 import hmac
 import json
@@ -166,6 +167,7 @@ def _refer_to_records(case):
             body[field] = f"FZ-{suffix}" if field in _CODES else f"{value[:50]} {suffix}"
         elif field == "employee_skills" and isinstance(value, list) and references.get("skill_names"):
             body[field] = references["skill_names"][: len(value)]
+    _unique_dates(case, body, turn)
     pairs = references["location_pairs"]
     if case.operation.path == "/api/v1/projects" and case.operation.method.upper() == "POST" and pairs:
         # Exactly one of customer_id and customer names the customer, and one of location_id and location the location.
@@ -174,6 +176,29 @@ def _refer_to_records(case):
         body.update(pairs[(turn // 2) % len(pairs)])
     elif _uuid_like(body.get("location_id")) and _uuid_like(body.get("customer_id")) and pairs:
         body.update(pairs[(turn // 2) % len(pairs)])
+
+
+# Records unique per employee and dates: a new time off moves its dates (keeping their span) to days no case has used,
+# as a different employee would not be enough once each has time off on the few dates the generators repeat.
+_UNIQUE_DATES = {("POST", "/api/v1/time-off"): ("start_date", "end_date")}
+_FIRST_FREE_DAY = datetime.date(2300, 1, 1)
+
+
+def _unique_dates(case, body, turn):
+    fields = _UNIQUE_DATES.get((case.operation.method.upper(), case.operation.path))
+    if not fields:
+        return
+    try:
+        dates = [datetime.date.fromisoformat(body[field]) for field in fields]
+    except (KeyError, TypeError, ValueError):
+        return
+    shift = _FIRST_FREE_DAY + datetime.timedelta(days=turn) - dates[0]
+    try:
+        moved = [date + shift for date in dates]
+    except OverflowError:
+        return
+    for field, date in zip(fields, moved):
+        body[field] = date.isoformat()
 
 
 _UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "project_code", "po_number"}
