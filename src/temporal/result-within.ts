@@ -6,13 +6,15 @@ import { setTimeout as delay } from 'node:timers/promises';
  * workflow rejects, as `handle.result()` does.
  */
 export async function resultWithin<T>(handle: WorkflowHandle, ms: number): Promise<{ finished: true; result: T } | { finished: false }> {
-  const timer = new AbortController();
+  const stopWaiting = new AbortController();
+  // Aborted once we stop waiting: a long poll left running would outlive its client and, retried after the client
+  // closed, throw from a timer ("Channel has been shut down"), killing the process.
+  const result = handle.client.withAbortSignal(stopWaiting.signal, () => handle.result()).then((value: T) => ({ finished: true as const, result: value }));
+  // Rejected by our abort after the race is decided; a failure before that reaches the caller through the race.
+  result.catch(() => undefined);
   try {
-    return await Promise.race([
-      handle.result().then((result: T) => ({ finished: true as const, result })),
-      delay(ms, { finished: false as const }, { signal: timer.signal }),
-    ]);
+    return await Promise.race([result, delay(ms, { finished: false as const }, { signal: stopWaiting.signal })]);
   } finally {
-    timer.abort();
+    stopWaiting.abort();
   }
 }

@@ -67,7 +67,8 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   if (waitMs <= 0) return { via: 'update', result: null };
   // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
   const stopWaiting = new AbortController();
-  const outcome = update.result().catch(() => null);
+  // Its poll is aborted when we stop waiting (see resultWithin): the update goes on in the run regardless.
+  const outcome = handle.client.withAbortSignal(stopWaiting.signal, () => update.result()).catch(() => null);
   const deadline = delay(waitMs, null, { signal: stopWaiting.signal }).catch(() => null);
   const result = await Promise.race([outcome, deadline]);
   stopWaiting.abort();
