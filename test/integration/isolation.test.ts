@@ -3,8 +3,9 @@ import { inboundSender, restClient } from '../helpers/api-client';
 import { projectData, seedProject } from '../helpers/fixtures';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
-import { createTenant, envelope, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint, type RegisteredEndpoint } from '../helpers/webhooks';
+import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import { createTenant, envelope, request, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
+import { addApiKey, registerEndpoint, type RegisteredEndpoint, waitForDeliveryStatus } from '../helpers/webhooks';
 
 let seq = 0;
 const employeeData = (prefix: string) => ({ emp_number: `${prefix}-${++seq}`, name: 'Dana Builder', email: 'dana@example.com', employee_type: 'site_worker' });
@@ -192,4 +193,67 @@ describe('isolation: held deliveries are released in creation order', () => {
     expect(new Set(arrived).size).toBe(arrived.length);
     expect(arrived.filter((id) => held.includes(id))).toEqual(held);
   }, 240_000);
+});
+
+/** The breaker as operators see and handle it: REST, /metrics, the Temporal UI, and closing it by hand. */
+describe('isolation: an open breaker, seen and closed by hand', () => {
+  let stack: TestStack;
+  let revived: TestReceiver | null = null;
+
+  beforeAll(async () => {
+    // A cool-down far longer than the test: only closing it by hand lets the held deliveries through.
+    stack = await startStack({ config: await testConfig({ WEBHOOK_RETRY_SCHEDULE: '120,120,120,120,120', WEBHOOK_CIRCUIT_COOLDOWN: '600' }) });
+  });
+  afterAll(async () => {
+    await revived?.close();
+    await stack.close();
+  });
+
+  it('shows the open breaker and its held deliveries, and POST close-circuit lets them through at once', async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    const port = await freePort();
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
+    const erp = inboundSender(stack, company);
+    for (let i = 0; i < 8; i++) expect((await erp.send('employee.created', employeeData('CLOSE'))).status).toBe(200);
+
+    const shown = await waitFor(
+      async () => {
+        const body = (await request(stack.baseUrl, 'GET', `/api/v1/webhook-endpoints/${endpoint.id}`, { key: subscriber.key })).body;
+        return body.circuit_breaker.state === 'open' ? body : null;
+      },
+      60_000,
+      'the breaker to open',
+    );
+    expect(shown.circuit_breaker).toEqual({ state: 'open', failing_deliveries: 5, opened_at: expect.any(String), next_probe_at: expect.any(String) });
+    expect(Date.parse(shown.circuit_breaker.next_probe_at) - Date.now()).toBeGreaterThan(500_000);
+
+    // The younger three wait behind it: counted in /metrics, and marked in the Temporal UI.
+    const held = await waitFor(
+      async () => {
+        const rows = await stack.em().execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_reason = 'circuit_open'`, [endpoint.id]);
+        return rows.length === 3 ? rows.map((r) => r.id) : null;
+      },
+      30_000,
+      'three held deliveries',
+    );
+    const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    expect(metrics).toContain('webhook_endpoint_circuits{state="open"} 1');
+    expect(metrics).toContain('webhook_deliveries_held{reason="circuit_open"} 3');
+    for (const id of held) {
+      await waitFor(async () => {
+        const { typedSearchAttributes } = await stack.temporal.workflow.getHandle(`webhook-delivery/${id}`).describe();
+        return typedSearchAttributes.get(DELIVERY_HELD) === 'circuit_open';
+      }, 30_000, `delivery ${id} marked held in the Temporal UI`);
+    }
+
+    revived = await startReceiver({ port });
+    const closed = await request(stack.baseUrl, 'POST', `/api/v1/webhook-endpoints/${endpoint.id}/close-circuit`, { key: subscriber.key });
+    expect(closed.status).toBe(200);
+    expect(closed.body.circuit_breaker).toEqual({ state: 'closed', failing_deliveries: 0, opened_at: null, next_probe_at: null });
+    // Well before the cool-down, and before the failed deliveries' own retries (2 min): the held ones go out now.
+    const arrived = await revived.waitForRequests(3, 15_000);
+    expect(arrived.map((r) => String(r.headers['x-webhook-id'])).sort()).toEqual([...held].sort());
+    for (const id of held) expect((await waitForDeliveryStatus(stack, subscriber.key, id, ['delivered'])).attempts).toHaveLength(1);
+  }, 180_000);
 });
