@@ -3,7 +3,9 @@ import { inboundSender, restClient } from '../helpers/api-client';
 import { projectData, seedProject } from '../helpers/fixtures';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
+import { createUser } from '../../src/console/users/users-service';
 import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import { ConsoleClient } from '../helpers/console';
 import { createTenant, envelope, request, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, registerEndpoint, type RegisteredEndpoint, waitForDeliveryStatus } from '../helpers/webhooks';
 
@@ -246,6 +248,15 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
         return typedSearchAttributes.get(DELIVERY_HELD) === 'circuit_open';
       }, 30_000, `delivery ${id} marked held in the Temporal UI`);
     }
+
+    // The console's endpoint page says so, with the button that closes it.
+    const { user, password } = await createUser(stack.em(), { companyId: company.companyId, email: `admin@${company.companyId}.example`, name: 'Admin', role: 'admin' });
+    const operator = new ConsoleClient(stack.baseUrl);
+    expect((await operator.signIn(user.email, password)).status).toBe(303);
+    const page = (await operator.get(`/console/endpoints/${endpoint.id}`)).text;
+    expect(page).toContain('<span class="badge badge-open">open</span>');
+    expect(page).toContain('3 deliveries wait for the endpoint');
+    expect(page).toContain(`action="/console/endpoints/${endpoint.id}/close-circuit"`);
 
     revived = await startReceiver({ port });
     const closed = await request(stack.baseUrl, 'POST', `/api/v1/webhook-endpoints/${endpoint.id}/close-circuit`, { key: subscriber.key });
