@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DeliveryAttempt, type AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
 import { markFailed, resolveDeliveryAlerts } from '../src/delivery/alerts';
 import { classify, endpointNotActive, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
-import { admitAttempt, allHeld, clearHold, settleAttempt, verdictOf } from '../src/delivery/endpoint-admission';
+import { admitAttempt, allHeld, clearHold, settleAttempt, verdictOf, wakeHeld } from '../src/delivery/endpoint-admission';
 import { type HoldReason, WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
 import { deliveryHeaders, signingSecrets } from '../src/delivery/delivery-headers';
@@ -88,9 +88,11 @@ function settle(attempt: DeliveryAttempt, retryAfterMs: number | null = null): S
 
 export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics, deliveryWorkflows }: ActivityDeps) {
   /** Wakes held deliveries after the change that frees them has committed; a failure leaves them to their own timers. */
-  const wake = async (deliveryIds: string[]) => {
+  const wake = async (endpointId: string, deliveryIds: string[]) => {
     if (deliveryIds.length === 0) return;
-    await deliveryWorkflows.wake(deliveryIds).catch((error: unknown) => logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'));
+    await wakeHeld(orm.em.fork(), deliveryWorkflows, endpointId, deliveryIds).catch((error: unknown) =>
+      logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'),
+    );
   };
 
   return {
@@ -194,7 +196,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
         return disabled ? { ...settlement, wake: await allHeld(tx, endpoint.id) } : settlement;
       });
-      await wake(toWake);
+      await wake(endpoint.id, toWake);
       if (transition) {
         metrics.circuitTransitions.inc({ to: transition === 'closed' ? 'closed' : 'open' });
         logger.info({ endpointId: endpoint.id, companyId: delivery.company.id, circuit: transition, lastError: result.error }, `circuit breaker of endpoint ${endpoint.id} ${transition}`);

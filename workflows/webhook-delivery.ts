@@ -110,6 +110,9 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     attemptInFlight = true;
     try {
       for (;;) {
+        // Cleared before asking, not after a hold begins: a wake-up sent while the activity that held this attempt was
+        // still answering must not be lost.
+        endpointReady = false;
         try {
           const sent = await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
             { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs },
@@ -154,9 +157,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     held = true;
     const shown = currentDetails;
     setCurrentDetails(`${shown}\n\n**Held** · Attempt ${number + 1} waits: ${HELD_BECAUSE[reason]}. It looks again by ${new Date(Date.now() + ms).toISOString()} at the latest.`);
-    endpointReady = false;
     await condition(() => endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });
-    endpointReady = false;
     setCurrentDetails(shown);
   }
 

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
+import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
 import type { CircuitState } from './webhook-endpoint.entity';
 import type { HoldReason } from './webhook-delivery.entity';
 import type { WebhookResult } from './webhook-sender';
@@ -32,10 +33,13 @@ export interface Settlement {
 }
 
 /**
- * A held run looks again after this long even when nobody wakes it (a wake-up lost to a crash between commit and
- * signal); wake-ups, not this, release held deliveries in the normal course.
+ * A held run looks again after about this long even when nobody wakes it (a wake-up lost to a crash between commit
+ * and signal); wake-ups, not this, release held deliveries in the normal course. Long, and spread by up to half as
+ * much again, because every look is work for the worker: ten thousand held runs looking every 5 minutes, all at once,
+ * kept a worker busy with nothing else (docs/benchmarks.md, phase 9).
  */
-export const HELD_RECHECK_MS = 5 * 60_000;
+export const HELD_RECHECK_MS = 30 * 60_000;
+const recheckMs = () => HELD_RECHECK_MS * (1 + Math.random() / 2);
 /** A held delivery whose run has not looked again this long after it should have is no longer waited for (its run was terminated). */
 const HELD_GRACE = "interval '1 minute'";
 
@@ -113,14 +117,14 @@ export async function admitAttempt(em: EntityManager, settings: AdmissionSetting
     if (row.circuit_state === 'open' || (row.circuit_state === 'half_open' && !probing)) {
       const probeInMs = Math.max(0, row.probe_in_ms ?? 0);
       // Only the oldest held delivery waits for the probe time; it makes the probe, the rest are woken after it.
-      if (row.held_before > 0) return hold('circuit_open', probeInMs + HELD_RECHECK_MS);
+      if (row.held_before > 0) return hold('circuit_open', probeInMs + recheckMs());
       if (probeInMs > 0) return hold('circuit_open', probeInMs);
       await tx.execute(`update webhook_endpoints set circuit_state = 'half_open', circuit_probe_delivery_id = ? where id = ?`, [deliveryId, endpointId]);
       return admit();
     }
-    if (probing) return hold('circuit_open', HELD_RECHECK_MS);
+    if (probing) return hold('circuit_open', recheckMs());
     if (row.in_flight + row.held_before < settings.maxInFlight) return admit();
-    return hold('endpoint_busy', HELD_RECHECK_MS);
+    return hold('endpoint_busy', recheckMs());
   });
 }
 
@@ -176,14 +180,34 @@ export async function settleAttempt(em: EntityManager, settings: AdmissionSettin
   return { transition, wake: transition ? await oldestHeld(em, endpointId, 1) : [] };
 }
 
-/** The oldest held deliveries of the endpoint, `limit` of them. */
+/**
+ * The oldest held deliveries of the endpoint, `limit` of them, late ones included: a run whose look is overdue (its
+ * worker is behind) is woken like the others, and one that is gone is found out by the wake-up (wakeHeld).
+ */
 async function oldestHeld(em: EntityManager, endpointId: string, limit: number): Promise<string[]> {
   if (limit <= 0) return [];
-  const rows = await em.execute<{ id: string }[]>(
-    `select id from webhook_deliveries where endpoint_id = ? and held_until > clock_timestamp() - ${HELD_GRACE} order by created_at, id limit ?`,
-    [endpointId, limit],
-  );
+  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id limit ?`, [
+    endpointId,
+    limit,
+  ]);
   return rows.map((r) => r.id);
+}
+
+/**
+ * Wakes the runs of these held deliveries. A delivery whose run is gone (terminated by hand) is no longer held, and
+ * the next oldest is woken in its place, so the endpoint's queue does not stall on it. Call after the change that
+ * frees them has committed.
+ */
+export async function wakeHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpointId: string, deliveryIds: string[]): Promise<void> {
+  const woken = new Set<string>();
+  let batch = deliveryIds;
+  for (let round = 0; round < 3 && batch.length > 0; round++) {
+    const gone = await deliveryWorkflows.wake(batch);
+    for (const id of batch) woken.add(id);
+    if (gone.length === 0) return;
+    for (const id of gone) await clearHold(em, id);
+    batch = (await oldestHeld(em, endpointId, woken.size + gone.length)).filter((id) => !woken.has(id)).slice(0, gone.length);
+  }
 }
 
 /** The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight`. */

@@ -9,7 +9,7 @@ import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
 import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
-import { type AdmissionSettings, allHeld, closeCircuit } from './endpoint-admission';
+import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -81,7 +81,7 @@ export async function getEndpoint(em: EntityManager, companyId: string, id: stri
 
 /** Wakes the deliveries an endpoint no longer active holds: each fails at once instead of waiting for its next look. */
 async function releaseHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpoint: WebhookEndpoint): Promise<void> {
-  if (endpoint.status !== 'active') await deliveryWorkflows.wake(await allHeld(em, endpoint.id));
+  if (endpoint.status !== 'active') await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id));
 }
 
 /** Changes only the fields given; a new URL is checked like a registration. */
@@ -160,7 +160,7 @@ export async function deleteEndpoint(em: EntityManager, deliveryWorkflows: Deliv
 export async function closeEndpointCircuit(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, settings: AdmissionSettings, companyId: string, id: string): Promise<WebhookEndpoint> {
   const endpoint = await getEndpoint(em, companyId, id);
   const held = await closeCircuit(em, settings, endpoint.id);
-  await deliveryWorkflows.wake(held);
+  await wakeHeld(em, deliveryWorkflows, endpoint.id, held);
   await em.refresh(endpoint);
   return endpoint;
 }

@@ -33,8 +33,8 @@ export interface DeliveryWorkflows {
   requestRerun(delivery: DeliveryToStart, request: RerunRequest, waitMs: number): Promise<RerunRequested>;
   /** Whether the delivery's run closed within `ms` (delivered, or failed: its attempt is recorded either way). */
   closedWithin(deliveryId: string, ms: number): Promise<boolean>;
-  /** Tells the runs of these held deliveries that their endpoint lets attempts through again; closed runs are skipped. */
-  wake(deliveryIds: string[]): Promise<void>;
+  /** Tells the runs of these held deliveries that their endpoint lets attempts through again; returns those with no open run. */
+  wake(deliveryIds: string[]): Promise<string[]>;
   /** Starts the run that re-runs a bulk recovery's deliveries (of the company's endpoint). */
   startRecovery(input: DeliveryRecoveryInput, companyId: string, summary: string): Promise<void>;
 }

@@ -119,17 +119,21 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues):
     },
 
     async wake(deliveryIds) {
-      await Promise.all(
+      const gone = await Promise.all(
         deliveryIds.map((id) =>
           temporal.workflow
             .getHandle(deliveryWorkflowId(id))
             .signal(endpointReadySignal)
-            .catch((error: unknown) => {
-              // Its run closed meanwhile (delivered, cancelled): there is nobody to wake.
-              if (!(error instanceof WorkflowNotFoundError)) throw error;
-            }),
+            .then(
+              () => null,
+              (error: unknown) => {
+                if (error instanceof WorkflowNotFoundError) return id;
+                throw error;
+              },
+            ),
         ),
       );
+      return gone.filter((id) => id !== null);
     },
 
     async startRecovery(input, companyId, summary) {
