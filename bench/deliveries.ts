@@ -63,7 +63,7 @@ export class DeliveryProbe {
     perSecond: number,
     seconds: number,
     drainMs = 60_000,
-  ): Promise<{ sent: number; received: number; perSecond: number; fallingBehind: boolean; latency: { p50: number; p99: number; max: number } }> {
+  ): Promise<{ sent: number; received: number; perSecond: number; fallingBehind: boolean; latency: { p50: number; p99: number; max: number }; latencies: number[] }> {
     const count = Math.max(1, Math.round(perSecond * seconds));
     const ids: string[] = [];
     const started = Date.now();
@@ -90,6 +90,7 @@ export class DeliveryProbe {
       perSecond: received.length / Math.max(0.001, (lastReceipt - started) / 1000),
       fallingBehind: last > 2 * first + 200,
       latency: summary(received.map(latencyOf)),
+      latencies: received.map(latencyOf),
     };
   }
 
