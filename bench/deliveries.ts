@@ -63,7 +63,7 @@ export class DeliveryProbe {
     perSecond: number,
     seconds: number,
     drainMs = 60_000,
-  ): Promise<{ sent: number; received: number; perSecond: number; fallingBehind: boolean; latency: { p50: number; p99: number; max: number }; latencies: number[] }> {
+  ): Promise<{ sent: number; received: number; perSecond: number; fallingBehind: boolean; latency: { p50: number; p99: number; max: number } }> {
     const count = Math.max(1, Math.round(perSecond * seconds));
     const ids: string[] = [];
     const started = Date.now();
@@ -90,8 +90,19 @@ export class DeliveryProbe {
       perSecond: received.length / Math.max(0.001, (lastReceipt - started) / 1000),
       fallingBehind: last > 2 * first + 200,
       latency: summary(received.map(latencyOf)),
-      latencies: received.map(latencyOf),
     };
+  }
+
+  /** The events committed from `from` until `to` (ms since the epoch): how many, and the latencies of those received so far. */
+  committedBetween(from: number, to: number): { sent: number; latencies: number[] } {
+    const ids = [...this.committedAt].filter(([, at]) => at >= from && at < to).map(([id]) => id);
+    return { sent: ids.length, latencies: ids.filter((id) => this.receivedAt.has(id)).map((id) => this.receivedAt.get(id)! - this.committedAt.get(id)!) };
+  }
+
+  /** Waits until every event committed so far was received, or `timeoutMs` passed. */
+  async drained(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ([...this.committedAt.keys()].some((id) => !this.receivedAt.has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
   }
 
   /** Every event committed so far: how many were never received, and receipts beyond one per delivery. */

@@ -31,7 +31,7 @@ export interface IsolationSettings {
   /** Healthy deliveries committed per second while measuring, and the length of each measurement. */
   probeRate: number;
   probeSeconds: number;
-  /** Bound of each wait: for the load to be taken up, and for the dead endpoints' deliveries to drain once back. */
+  /** Bound of each wait: for the load to be taken up, for the healthy deliveries committed meanwhile to arrive, and for the dead endpoints' deliveries to drain once back. */
   timeoutMs: number;
 }
 
@@ -52,9 +52,16 @@ export interface IsolationResult {
   deliveries: number;
   quiet: Latency;
   during: Latency;
-  /** Healthy deliveries committed while the dead company's load lasted, and how many arrived. */
+  /** Healthy deliveries committed while the dead company's burst was dispatched and taken up, and how many arrived. */
   duringSent: number;
   duringReceived: number;
+  /** Where the healthy deliveries' time went during the load: commit → dispatched (delivery row), dispatched → first attempt. */
+  duringDispatch: Latency;
+  duringToAttempt: Latency;
+  /** Then, with every dead delivery held or hanging: healthy deliveries committed and received, and their latency. */
+  held: Latency;
+  heldSent: number;
+  heldReceived: number;
   /** From the burst's commit until every dead delivery was held or attempted: what "during" covers. */
   loadSeconds: number;
   /** Endpoints of the dead company whose breaker was open when the endpoints came back, and deliveries held then. */
@@ -161,7 +168,7 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
     if (!template) throw new Error('the seeded company has no customer.created event to copy');
     const probe = new DeliveryProbe(db, { companyId: healthy.companyId, eventType: EVENT_TYPE, data: template.data }, healthyReceiver);
 
-    const quiet = await probe.run(settings.probeRate, settings.probeSeconds);
+    const quiet = await probe.run(settings.probeRate, 2 * settings.probeSeconds);
     console.log(`Isolation: quiet commit → receipt p50 ${quiet.latency.p50} / p99 ${quiet.latency.p99} ms (${quiet.received} of ${quiet.sent}).`);
 
     // The burst: every event of the dead company in one commit, as a bulk import would make them.
@@ -172,18 +179,35 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
        select gen_random_uuid(), $1, $2, $3, clock_timestamp(), clock_timestamp() from generate_series(1, $4)`,
       [dead.companyId, EVENT_TYPE, JSON.stringify(template.data), settings.events],
     );
-    // While the load lasts (every dead delivery dispatched and held or attempted), healthy deliveries in rounds.
-    const during: number[] = [];
-    let duringSent = 0;
-    let state = await deadState(db, dead.companyId);
+    // While the load is taken up (every dead delivery dispatched, then held or attempted), healthy deliveries in
+    // rounds; each is timed when it arrives, which may be long after its round.
+    let state: DeadState;
     do {
-      const round = await probe.run(settings.probeRate, settings.probeSeconds, 300_000);
-      during.push(...round.latencies);
-      duringSent += round.sent;
+      await probe.run(settings.probeRate, settings.probeSeconds, 0);
       state = await deadState(db, dead.companyId);
-      console.log(`Isolation, ${((Date.now() - burstAt) / 1000).toFixed(0)} s into the load: ${describeState(state)}; healthy p50 ${round.latency.p50} / p99 ${round.latency.p99} ms.`);
+      const healthySoFar = probe.committedBetween(burstAt, Date.now());
+      console.log(
+        `Isolation, ${((Date.now() - burstAt) / 1000).toFixed(0)} s into the load: ${describeState(state)}; ` +
+          `healthy ${healthySoFar.latencies.length} of ${healthySoFar.sent} received; worker RSS ${worker.rssMb().toFixed(0)} MB.`,
+      );
     } while ((state.total < deliveries || state.takenUp < deliveries) && Date.now() - burstAt < settings.timeoutMs);
-    const loadSeconds = (Date.now() - burstAt) / 1000;
+    const loadEnd = Date.now();
+    const loadSeconds = (loadEnd - burstAt) / 1000;
+    await probe.drained(settings.timeoutMs);
+    const during = probe.committedBetween(burstAt, loadEnd);
+    const stages = (
+      await db.query<{ dispatch_ms: number; attempt_ms: number }>(
+        `select (extract(epoch from d.created_at - o.created_at) * 1000)::float8 as dispatch_ms, (extract(epoch from a.created_at - d.created_at) * 1000)::float8 as attempt_ms
+           from webhook_deliveries d
+           join outbox_events o on o.id = d.event_id
+           join webhook_delivery_attempts a on a.delivery_id = d.id and a.attempt_number = 0
+          where d.company_id = $1 and o.created_at >= to_timestamp($2 / 1000.0) and o.created_at < to_timestamp($3 / 1000.0)`,
+        [healthy.companyId, burstAt, loadEnd],
+      )
+    ).rows;
+    const heldRound = await probe.run(settings.probeRate, 3 * settings.probeSeconds, 300_000);
+    state = await deadState(db, dead.companyId);
+    console.log(`Isolation, every dead delivery held or attempted: healthy p50 ${heldRound.latency.p50} / p99 ${heldRound.latency.p99} ms; ${describeState(state)}.`);
 
     // The dead endpoints come back: the hanging ones answer (attempts already hanging still time out), the refused ports listen.
     const receipts = new Map<string, number>();
@@ -214,9 +238,14 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
     return {
       deliveries,
       quiet: quiet.latency,
-      during: summary(during),
-      duringSent,
-      duringReceived: during.length,
+      during: summary(during.latencies),
+      duringSent: during.sent,
+      duringReceived: during.latencies.length,
+      duringDispatch: summary(stages.map((r) => r.dispatch_ms)),
+      duringToAttempt: summary(stages.map((r) => r.attempt_ms)),
+      held: heldRound.latency,
+      heldSent: heldRound.sent,
+      heldReceived: heldRound.received,
       loadSeconds,
       openBreakers: atRecovery.openBreakers,
       heldAtRecovery: atRecovery.held,
