@@ -28,7 +28,10 @@ import { type CompiledProject, nodeFlagsOf, type NodeProcess, type Servers, star
 export interface IsolationSettings {
   /** Events committed for the dead company; each is delivered to its 5 endpoints. */
   events: number;
-  /** Healthy deliveries committed per second while measuring, and the length of each measurement. */
+  /**
+   * Healthy deliveries committed per second while measuring (few: under the dead company's load the worker serves a
+   * few workflow tasks a second, and a probe of its own weight would measure itself), and the length of a round.
+   */
   probeRate: number;
   probeSeconds: number;
   /** Bound of each wait: for the load to be taken up, for the healthy deliveries committed meanwhile to arrive, and for the dead endpoints' deliveries to drain once back. */
@@ -168,7 +171,7 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
     if (!template) throw new Error('the seeded company has no customer.created event to copy');
     const probe = new DeliveryProbe(db, { companyId: healthy.companyId, eventType: EVENT_TYPE, data: template.data }, healthyReceiver);
 
-    const quiet = await probe.run(settings.probeRate, 2 * settings.probeSeconds);
+    const quiet = await probe.run(settings.probeRate, 3 * settings.probeSeconds);
     console.log(`Isolation: quiet commit → receipt p50 ${quiet.latency.p50} / p99 ${quiet.latency.p99} ms (${quiet.received} of ${quiet.sent}).`);
 
     // The burst: every event of the dead company in one commit, as a bulk import would make them.
