@@ -74,8 +74,8 @@ export interface IsolationResult {
   recoverySeconds: number;
   delivered: number;
   failedWithAlert: number;
-  /** Neither delivered nor failed with an alert when the wait ended. */
-  lost: number;
+  /** Neither delivered nor failed with an alert when the wait ended: lost, or still held (the progress lines tell which). */
+  unfinished: number;
   /** Receipts at the recovered receivers beyond one per X-Webhook-ID, and deliveries recorded delivered that no receiver answered. */
   duplicates: number;
   deliveredUnseen: number;
@@ -255,7 +255,7 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
       recoverySeconds,
       delivered: state.delivered,
       failedWithAlert: state.failedWithAlert,
-      lost: deliveries - state.delivered - state.failedWithAlert,
+      unfinished: deliveries - state.delivered - state.failedWithAlert,
       duplicates: [...receipts.values()].reduce((sum, n) => sum + n - 1, 0),
       deliveredUnseen: [...deliveredIds].filter((id) => !receipts.has(id)).length,
       healthyLost: healthyTally.lost,
