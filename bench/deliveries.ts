@@ -93,6 +93,18 @@ export class DeliveryProbe {
     };
   }
 
+  /** The events committed from `from` until `to` (ms since the epoch): how many, and the latencies of those received so far. */
+  committedBetween(from: number, to: number): { sent: number; latencies: number[] } {
+    const ids = [...this.committedAt].filter(([, at]) => at >= from && at < to).map(([id]) => id);
+    return { sent: ids.length, latencies: ids.filter((id) => this.receivedAt.has(id)).map((id) => this.receivedAt.get(id)! - this.committedAt.get(id)!) };
+  }
+
+  /** Waits until every event committed so far was received, or `timeoutMs` passed. */
+  async drained(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ([...this.committedAt.keys()].some((id) => !this.receivedAt.has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
   /** Every event committed so far: how many were never received, and receipts beyond one per delivery. */
   tally(): { sent: number; lost: number; duplicates: number } {
     const lost = [...this.committedAt.keys()].filter((id) => !this.receivedAt.has(id)).length;

@@ -1,6 +1,6 @@
 /**
- * `npm run bench` (add `-- --quick` for a run under 3 minutes, `-- --profile` for CPU profiles of the api and
- * worker during each phase): the service against the ceiling of the same work, measured in the same run and
+ * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
+ * each phase, `-- --only isolation` for phase 9 alone): the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
  *
@@ -27,7 +27,8 @@ import { load, type LoadResult } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, seedWorkOrders } from './scale';
 import { seedTenant, type Tenant } from './seed';
-import { compileProject, type NodeProcess, nodeFlagsOf, startNode, startServers, waitForHttp, waitForOutput } from './stack';
+import { isolationPhase } from './isolation';
+import { type CompiledProject, compileProject, type NodeProcess, nodeFlagsOf, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
 import type { TaskQueues } from '../src/temporal/task-queues';
@@ -41,6 +42,11 @@ const CONNECTIONS = 16;
 const KEYS = QUICK ? 300 : 2000;
 const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
+/** `--only isolation`: phase 9 alone (its own api and worker on the run's servers), without the 10 minutes before it. */
+const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
+/** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
+const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
+const WORKER_RSS_BUDGET_MB = 400;
 
 type Verdict = 'PASS' | 'FAIL' | '';
 
@@ -76,16 +82,42 @@ async function profiled<T>(label: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function main() {
+  if (ONLY !== null && ONLY !== 'isolation') throw new Error(`--only takes "isolation", not ${JSON.stringify(ONLY)}`);
   const started = Date.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
   // As root, PostgreSQL runs as the postgres user: a folder it can enter keeps its clusters in here, removed with it.
   chmodSync(dir, 0o755);
   const profileDir = PROFILE ? mkdtempSync(path.join(os.tmpdir(), 'construction-bench-profiles-')) : undefined;
-  console.log(`${QUICK ? 'Quick' : 'Full'} benchmark: ${SECONDS} s load phases, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `${QUICK ? 'Quick' : 'Full'} benchmark${ONLY ? `, ${ONLY} phase only` : ''}: ${SECONDS} s load phases, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  );
 
-  await startupPhase(dir);
+  if (!ONLY) await startupPhase(dir);
 
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
+  try {
+    if (!ONLY) await servicePhases(servers, compiled, { dir, profileDir, started });
+    // Last, with the other phases' processes stopped: it starts an api and a worker of its own.
+    await isolation(servers, compiled, dir);
+  } finally {
+    await servers.stop();
+    compiled.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  printTable();
+  if (profileDir) {
+    for (const name of ['api', 'worker']) {
+      console.log(`\nCPU profile of the ${name} (${profileDir}/${name}.cpuprofile), by phase:`);
+      for (const window of windows) console.log(summariseProfile(path.join(profileDir, `${name}.cpuprofile`), window));
+    }
+  }
+  console.log(`\nFinished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.`);
+}
+
+/** Phases 1 to 8 and the RSS of their api and worker. */
+async function servicePhases(servers: Servers, compiled: CompiledProject, run: { dir: string; profileDir: string | undefined; started: number }): Promise<void> {
+  const { dir, profileDir, started } = run;
   const encryptionKey = randomBytes(32).toString('hex');
   const benchId = randomUUID();
   const taskQueues: TaskQueues = { operations: `bench-operations-${benchId}`, deliveries: `bench-deliveries-${benchId}` };
@@ -162,21 +194,64 @@ async function main() {
     await db.end();
     await orm.close();
     for (const proc of processes.reverse()) await proc.stop();
-    await servers.stop();
-    compiled.remove();
-    rmSync(dir, { recursive: true, force: true });
   }
   record({ work: 'RSS under load: api process', ceiling: '–', service: `${fmt(rss.api)} MB peak`, ratio: '–', target: '≤ 200 MB', verdict: verdict(rss.api <= 200) });
-  record({ work: 'RSS under load: worker process', ceiling: '–', service: `${fmt(rss.worker)} MB peak`, ratio: '–', target: '≤ 400 MB', verdict: verdict(rss.worker <= 400) });
+  record({
+    work: 'RSS under load: worker process',
+    ceiling: '–',
+    service: `${fmt(rss.worker)} MB peak`,
+    ratio: '–',
+    target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
+    verdict: verdict(rss.worker <= WORKER_RSS_BUDGET_MB),
+  });
+}
 
-  printTable();
-  if (profileDir) {
-    for (const name of ['api', 'worker']) {
-      console.log(`\nCPU profile of the ${name} (${profileDir}/${name}.cpuprofile), by phase:`);
-      for (const window of windows) console.log(summariseProfile(path.join(profileDir, `${name}.cpuprofile`), window));
-    }
-  }
-  console.log(`\nFinished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.`);
+/**
+ * Phase 9 (bench/isolation.ts): a healthy company's deliveries while another company's ISOLATION_EVENTS × 5 go to
+ * dead endpoints, and every one of those accounted for once the endpoints are back.
+ */
+async function isolation(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await isolationPhase(servers, compiled, dir, { events: ISOLATION_EVENTS, probeRate: 1, probeSeconds: Math.max(SECONDS, 2), timeoutMs: 10 * 60_000 });
+  const n = result.deliveries.toLocaleString('en-US');
+  const againstQuiet = (phase: string, label: string, during: { p50: number; p99: number; max: number }, received: number, sent: number, detail = '') => {
+    const p50Ratio = during.p50 / result.quiet.p50;
+    const p99Ratio = during.p99 / result.quiet.p99;
+    record({
+      work: `${phase}. Isolation: a healthy company's commit → receipt while another company's ${n} deliveries to dead endpoints ${label} | the same, quiet`,
+      ceiling: latency(result.quiet),
+      service: `${latency(during)} (${received} of ${sent} received${detail})`,
+      ratio: `${p50Ratio.toFixed(2)} (p50), ${p99Ratio.toFixed(2)} (p99)`,
+      target: 'p50 and p99 ≤ 2 × quiet',
+      verdict: verdict(p50Ratio <= 2 && p99Ratio <= 2 && received === sent),
+    });
+  };
+  againstQuiet(
+    '9',
+    `are dispatched and taken up (${fmt(result.loadSeconds)} s)`,
+    result.during,
+    result.duringReceived,
+    result.duringSent,
+    `; commit → dispatched p50 ${fmt(result.duringDispatch.p50)} / p99 ${fmt(result.duringDispatch.p99)} ms, dispatched → first attempt p50 ${fmt(result.duringToAttempt.p50)} / p99 ${fmt(result.duringToAttempt.p99)} ms`,
+  );
+  againstQuiet('9a', 'are held or hanging', result.held, result.heldReceived, result.heldSent);
+  record({
+    work: `9b. Isolation: the ${n} after the endpoints came back (${result.openBreakers} of 5 breakers open, ${result.heldAtRecovery} held; ${fmt(result.recoverySeconds)} s waited; phase ${fmt(result.seconds)} s)`,
+    ceiling: '–',
+    service:
+      `${result.delivered} delivered, ${result.failedWithAlert} failed with an alert, ${result.unfinished} neither when the wait ended; ${result.duplicates} received twice, ` +
+      `${result.deliveredUnseen} recorded delivered but not received; healthy company ${result.healthyLost} lost`,
+    ratio: '–',
+    target: 'each delivered once per X-Webhook-ID, or failed with its alert',
+    verdict: verdict(result.unfinished === 0 && result.duplicates === 0 && result.deliveredUnseen === 0 && result.healthyLost === 0),
+  });
+  record({
+    work: `9c. Isolation: worker RSS during the phase`,
+    ceiling: '–',
+    service: `${fmt(result.workerRssMb)} MB peak`,
+    ratio: '–',
+    target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
+    verdict: verdict(result.workerRssMb <= WORKER_RSS_BUDGET_MB),
+  });
 }
 
 /**

@@ -10,8 +10,9 @@ describe('benchmark', () => {
   it('runs in its quick form and prints a verdict for every target', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/run.ts'), '--quick'], {
       cwd: PROJECT_ROOT,
-      // Against this run's PostgreSQL (a database of its own) and Temporal; one-second load phases.
-      env: { ...process.env, BENCH_SECONDS: '1' },
+      // Against this run's PostgreSQL (a database of its own) and Temporal; one-second load phases, and an isolation
+      // phase of 4 events (20 deliveries to dead endpoints).
+      env: { ...process.env, BENCH_SECONDS: '1', BENCH_ISOLATION_EVENTS: '4' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -37,6 +38,10 @@ describe('benchmark', () => {
       '8b. Retention run',
       'RSS under load: api process',
       'RSS under load: worker process',
+      '9. Isolation',
+      '9a. Isolation',
+      '9b. Isolation',
+      '9c. Isolation',
     ]) {
       expect(rowOf(work)).toMatch(/\| (PASS|FAIL) \|$/);
     }
