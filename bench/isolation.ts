@@ -126,7 +126,16 @@ const describeState = (s: DeadState) =>
 export async function isolationPhase(servers: Servers, compiled: CompiledProject, logDir: string, settings: IsolationSettings): Promise<IsolationResult> {
   const started = Date.now();
   const encryptionKey = randomBytes(32).toString('hex');
-  const common = { DATABASE_URL: servers.databaseUrl, TEMPORAL_ADDRESS: servers.temporalAddress, TEMPORAL_TASK_QUEUE: `bench-isolation-${randomUUID()}`, ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' };
+  const runId = randomUUID();
+  const common = {
+    DATABASE_URL: servers.databaseUrl,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    TEMPORAL_OPERATIONS_TASK_QUEUE: `bench-isolation-operations-${runId}`,
+    TEMPORAL_DELIVERIES_TASK_QUEUE: `bench-isolation-deliveries-${runId}`,
+    TEMPORAL_DRAIN_TASK_QUEUE: '',
+    ENCRYPTION_KEY: encryptionKey,
+    LOG_LEVEL: 'info',
+  };
   const apiPort = await freePort();
   const processes: NodeProcess[] = [];
   const receivers: TestReceiver[] = [];
