@@ -42,6 +42,9 @@ export const HELD_RECHECK_MS = 30 * 60_000;
 const recheckMs = () => HELD_RECHECK_MS * (1 + Math.random() / 2);
 /** A held delivery whose run has not looked again this long after it should have is no longer waited for (its run was terminated). */
 const HELD_GRACE = "interval '1 minute'";
+/** A breaker as a new endpoint's: closed, nothing counted against it. */
+const CLOSED_CIRCUIT =
+  "circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null, circuit_probe_delivery_id = null";
 
 /** Timeouts, connection errors and 5xx count against the breaker; any other answer shows the endpoint is up. */
 export function verdictOf(result: WebhookResult): EndpointVerdict {
@@ -102,7 +105,7 @@ export async function admitAttempt(em: EntityManager, settings: AdmissionSetting
 
     const admit = async (): Promise<Admission> => {
       await takeSlot(tx, endpointId, deliveryId, settings.slotLeaseMs);
-      await tx.execute('update webhook_deliveries set held_reason = null, held_until = null where id = ? and held_until is not null', [deliveryId]);
+      await clearHold(tx, deliveryId);
       return { admitted: true };
     };
     const hold = async (reason: HoldReason, retryInMs: number): Promise<Admission> => {
@@ -148,9 +151,7 @@ export async function settleAttempt(em: EntityManager, settings: AdmissionSettin
     if (state !== 'closed') transition = 'closed';
     state = 'closed';
     await em.execute(
-      `update webhook_endpoints set circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null,
-         circuit_probe_delivery_id = null
-        where id = ? and (circuit_state <> 'closed' or cardinality(circuit_failing_deliveries) > 0)`,
+      `update webhook_endpoints set ${CLOSED_CIRCUIT} where id = ? and (circuit_state <> 'closed' or cardinality(circuit_failing_deliveries) > 0)`,
       [endpointId],
     );
   } else if (verdict === 'failing') {
@@ -210,13 +211,14 @@ export async function wakeHeld(em: EntityManager, deliveryWorkflows: DeliveryWor
   }
 }
 
-/** The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight`. */
+/** The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight`, late ones included (as oldestHeld). */
 async function heldToWake(em: EntityManager, endpointId: string, maxInFlight: number): Promise<string[]> {
-  const [row] = await em.execute<{ in_flight: number }[]>(
-    'select count(*)::int as in_flight from webhook_endpoint_slots where endpoint_id = ? and expires_at > clock_timestamp()',
-    [endpointId],
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id
+      limit greatest(0, ? - (select count(*) from webhook_endpoint_slots where endpoint_id = ? and expires_at > clock_timestamp()))`,
+    [endpointId, maxInFlight, endpointId],
   );
-  return oldestHeld(em, endpointId, maxInFlight - (row?.in_flight ?? 0));
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -226,9 +228,7 @@ async function heldToWake(em: EntityManager, endpointId: string, maxInFlight: nu
 export async function closeCircuit(em: EntityManager, settings: AdmissionSettings, endpointId: string): Promise<string[]> {
   return em.transactional(async (tx) => {
     await tx.execute(
-      `update webhook_endpoints set circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null,
-         circuit_probe_delivery_id = null
-        where id = ?`,
+      `update webhook_endpoints set ${CLOSED_CIRCUIT} where id = ?`,
       [endpointId],
     );
     return heldToWake(tx, endpointId, settings.maxInFlight);

@@ -20,6 +20,17 @@ function answeredOnce(answered: string[]): boolean {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
+/** A company whose one endpoint's port refuses connections, and `events` employee.created pushed into it. */
+async function refusingEndpointWithEvents(stack: TestStack, events: number, prefix: string) {
+  const company = await createTenant(stack.orm, ['admin']);
+  const subscriber = await addApiKey(stack, company);
+  const port = await freePort();
+  const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
+  const erp = inboundSender(stack, company);
+  for (let i = 0; i < events; i++) expect((await erp.send('employee.created', employeeData(prefix))).status).toBe(200);
+  return { company, subscriber, port, endpoint };
+}
+
 /**
  * Issue 25's scenario, on real PostgreSQL and Temporal with the default attempt deadline (30 s), per-endpoint cap (4)
  * and breaker threshold (5): one company's three hanging and two refusing endpoints get a burst of 60 records (300
@@ -162,12 +173,7 @@ describe('isolation: held deliveries are released in creation order', () => {
   });
 
   it('lets the deliveries an open breaker held through in the order they were made, each once', async () => {
-    const company = await createTenant(stack.orm, ['admin']);
-    const subscriber = await addApiKey(stack, company);
-    const port = await freePort();
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
-    const erp = inboundSender(stack, company);
-    for (let i = 0; i < 15; i++) expect((await erp.send('employee.created', employeeData('ORDER'))).status).toBe(200);
+    const { port, endpoint } = await refusingEndpointWithEvents(stack, 15, 'ORDER');
 
     // The first five deliveries fail (nothing listens) and open the breaker; the younger ones are held behind it.
     const held = await waitFor(
@@ -212,12 +218,7 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
   });
 
   it('shows the open breaker and its held deliveries, and POST close-circuit lets them through at once', async () => {
-    const company = await createTenant(stack.orm, ['admin']);
-    const subscriber = await addApiKey(stack, company);
-    const port = await freePort();
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${port}/hook`, event_types: ['employee.created'] });
-    const erp = inboundSender(stack, company);
-    for (let i = 0; i < 12; i++) expect((await erp.send('employee.created', employeeData('CLOSE'))).status).toBe(200);
+    const { company, subscriber, port, endpoint } = await refusingEndpointWithEvents(stack, 12, 'CLOSE');
 
     const shown = await waitFor(
       async () => {
