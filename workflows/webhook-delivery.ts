@@ -130,18 +130,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
             attemptInFlight = true;
             continue;
           }
-          if (held) {
-            held = false;
-            upsertSearchAttributes([{ key: DELIVERY_HELD, value: null }]);
-          }
+          showHeld(null);
           return { delivered: true, statusCode: sent.statusCode, durationMs: sent.durationMs };
         } catch (error) {
           const failure = attemptFailureOf(error);
           if (!failure) throw error;
-          if (held) {
-            held = false;
-            upsertSearchAttributes([{ key: DELIVERY_HELD, value: null }]);
-          }
+          showHeld(null);
           return { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED };
         }
       }
@@ -150,11 +144,17 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     }
   }
 
-  let held = false;
+  let heldBecause: HoldReason | null = null;
+  /** Keeps DeliveryHeld as the run's hold is: why it waits, or absent once its attempt is made. */
+  function showHeld(reason: HoldReason | null): void {
+    if (reason === heldBecause) return;
+    heldBecause = reason;
+    upsertSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
+  }
+
   /** Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. */
   async function holdAttempt(number: number, reason: HoldReason, ms: number): Promise<void> {
-    if (!held) upsertSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
-    held = true;
+    showHeld(reason);
     const shown = currentDetails;
     setCurrentDetails(`${shown}\n\n**Held** · Attempt ${number + 1} waits: ${HELD_BECAUSE[reason]}. It looks again by ${new Date(Date.now() + ms).toISOString()} at the latest.`);
     await condition(() => endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });

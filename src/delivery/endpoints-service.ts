@@ -102,8 +102,7 @@ export async function updateEndpoint(
   if (patch.description !== undefined) endpoint.description = patch.description;
   if (patch.status !== undefined && patch.status !== endpoint.status) {
     endpoint.status = patch.status;
-    // Re-enabled: the reason and the failing streak go, and so do the alerts about it.
-    // Re-enabled: its breaker starts closed, as for a new endpoint.
+    // Re-enabled: the reason and the failing streak go, and so do the alerts about it; its breaker starts closed.
     Object.assign(
       endpoint,
       patch.status === 'active'
