@@ -192,7 +192,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         const disabled = await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
         if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
         if (endpoint.status !== 'active') return { transition: null, wake: [] };
-        const settlement = await settleAttempt(tx, webhooks.admission, endpoint.id, delivery.id, verdictOf(result));
+        const settlement = await settleAttempt(tx, webhooks.admission, endpoint.id, { deliveryId: delivery.id, attemptNumber: input.attemptNumber }, verdictOf(result));
         // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
         return disabled ? { ...settlement, wake: await allHeld(tx, endpoint.id) } : settlement;
       });

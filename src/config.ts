@@ -268,7 +268,7 @@ export const SETTINGS = {
     parse: integer(1, 1000),
   },
   WEBHOOK_CIRCUIT_FAILURES: {
-    description: "deliveries whose attempts to an endpoint failed in a row (timeouts, connection errors, 5xx; one delivery's retries count once) that open its circuit breaker",
+    description: "deliveries whose attempts to an endpoint failed, a retry included, with no success between (timeouts, connection errors, 5xx; each delivery counts once) that open its circuit breaker",
     default: '5',
     parse: integer(1, 10000),
   },

@@ -12,8 +12,8 @@ import type { WebhookResult } from './webhook-sender';
  *
  * - At most `maxInFlight` attempts in flight per endpoint: each holds a row in webhook_endpoint_slots until it
  *   finishes (or its lease runs out, when a worker died mid-attempt).
- * - A circuit breaker: when the attempts of `failureThreshold` different deliveries have failed in a row (timeouts,
- *   connection errors, 5xx) it opens; while open no attempt goes out; after the cool-down one probe attempt goes, and its outcome closes the breaker or
+ * - A circuit breaker: when `failureThreshold` different deliveries have each failed a retry too, with no success
+ *   between (timeouts, connection errors, 5xx), it opens; while open no attempt goes out; after the cool-down one probe attempt goes, and its outcome closes the breaker or
  *   opens it again for twice the cool-down (up to `maxCooldownMs`).
  *
  * An attempt that may not go is held: the activity answers at once (no worker slot is kept) and the run waits on a
@@ -136,7 +136,14 @@ export async function admitAttempt(em: EntityManager, settings: AdmissionSetting
  * records the attempt). Returns the held deliveries to wake: once the breaker is closed, the oldest, as many as there
  * are free slots; when it has just opened, the oldest alone, which waits for the probe time and makes the probe.
  */
-export async function settleAttempt(em: EntityManager, settings: AdmissionSettings, endpointId: string, deliveryId: string, verdict: EndpointVerdict): Promise<Settlement> {
+export async function settleAttempt(
+  em: EntityManager,
+  settings: AdmissionSettings,
+  endpointId: string,
+  attempt: { deliveryId: string; attemptNumber: number },
+  verdict: EndpointVerdict,
+): Promise<Settlement> {
+  const { deliveryId } = attempt;
   const [endpoint] = await em.execute<{ circuit_state: CircuitState; failing: number; circuit_failed_probes: number; circuit_probe_delivery_id: string | null }[]>(
     `select circuit_state, cardinality(circuit_failing_deliveries) as failing, circuit_failed_probes, circuit_probe_delivery_id
        from webhook_endpoints where id = ? for update`,
@@ -155,12 +162,17 @@ export async function settleAttempt(em: EntityManager, settings: AdmissionSettin
       [endpointId],
     );
   } else if (verdict === 'failing') {
-    const [appended] = await em.execute<{ failing: number }[]>(
-      `update webhook_endpoints set circuit_failing_deliveries = circuit_failing_deliveries || ?::uuid
-        where id = ? and not (?::uuid = any(circuit_failing_deliveries)) and cardinality(circuit_failing_deliveries) < ?
-        returning cardinality(circuit_failing_deliveries) as failing`,
-      [deliveryId, endpointId, deliveryId, settings.failureThreshold],
-    );
+    // A delivery counts once its retry failed too: a receiver that turns away first attempts (warming up, a deploy)
+    // and takes the retries is not down.
+    const [appended] =
+      attempt.attemptNumber > 0
+        ? await em.execute<{ failing: number }[]>(
+            `update webhook_endpoints set circuit_failing_deliveries = circuit_failing_deliveries || ?::uuid
+              where id = ? and not (?::uuid = any(circuit_failing_deliveries)) and cardinality(circuit_failing_deliveries) < ?
+              returning cardinality(circuit_failing_deliveries) as failing`,
+            [deliveryId, endpointId, deliveryId, settings.failureThreshold],
+          )
+        : [];
     const failing = appended?.failing ?? endpoint.failing;
     const probeFailed = state === 'half_open' && endpoint.circuit_probe_delivery_id === deliveryId;
     if (probeFailed || (state === 'closed' && failing >= settings.failureThreshold)) {

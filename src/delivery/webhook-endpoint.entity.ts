@@ -70,7 +70,7 @@ export class WebhookEndpoint extends CompanyRecord {
   circuitState: Opt<CircuitState> = 'closed';
 
   /**
-   * The deliveries whose attempts failed in a row since the last success (timeouts, connection errors, 5xx), each
+   * The deliveries whose retries failed too since the last success (timeouts, connection errors, 5xx), each
    * once: one delivery's retries alone never open the breaker, its schedule spaces them already.
    */
   @Property({ type: 'uuid[]', defaultRaw: `'{}'` })

@@ -4561,7 +4561,7 @@ export interface WebhookAlert {
 }
 
 /**
- * Opens when the attempts of WEBHOOK_CIRCUIT_FAILURES different deliveries have failed in a row (timeouts, connection errors, 5xx; one delivery's retries count once): the endpoint's deliveries then wait, without using up their attempts, until one probe attempt at next_probe_at succeeds (closed) or fails (open again, for twice as long). POST /webhook-endpoints/{id}/close-circuit closes it by hand.
+ * Opens when WEBHOOK_CIRCUIT_FAILURES different deliveries have each failed a retry too, with no success between (timeouts, connection errors, 5xx): the endpoint's deliveries then wait, without using up their attempts, until one probe attempt at next_probe_at succeeds (closed) or fails (open again, for twice as long). POST /webhook-endpoints/{id}/close-circuit closes it by hand.
  */
 export interface CircuitBreaker {
   /**
@@ -4569,7 +4569,7 @@ export interface CircuitBreaker {
    */
   state: 'closed' | 'open' | 'half_open';
   /**
-   * Deliveries whose attempts failed in a row since the last success, each counted once; WEBHOOK_CIRCUIT_FAILURES of them open the breaker.
+   * Deliveries whose retries failed too since the last success, each counted once; WEBHOOK_CIRCUIT_FAILURES of them open the breaker.
    */
   failing_deliveries: number;
   opened_at: string | null;

@@ -47,8 +47,9 @@ describe('endpoint admission', () => {
   }
 
   const admit = (endpointId: string, deliveryId: string) => admitAttempt(em(), SETTINGS, endpointId, deliveryId);
-  const settle = (endpointId: string, deliveryId: string, outcome: WebhookResult) =>
-    em().transactional((tx) => settleAttempt(tx as EntityManager, SETTINGS, endpointId, deliveryId, verdictOf(outcome)));
+  /** Settles attempt `attemptNumber` (a retry unless told). */
+  const settle = (endpointId: string, deliveryId: string, outcome: WebhookResult, attemptNumber = 1) =>
+    em().transactional((tx) => settleAttempt(tx as EntityManager, SETTINGS, endpointId, { deliveryId, attemptNumber }, verdictOf(outcome)));
   const endpointRow = async (endpointId: string) =>
     (await em().execute(`select circuit_state, cardinality(circuit_failing_deliveries)::int as failing, circuit_probe_at from webhook_endpoints where id = ?`, [endpointId]))[0];
   const refused = result({ error: 'connect ECONNREFUSED', failureKind: 'connection' });
@@ -74,14 +75,18 @@ describe('endpoint admission', () => {
     expect(await admit(endpointId, d!)).toEqual({ admitted: true });
   });
 
-  it('opens after failures of threshold different deliveries (one delivery retrying counts once), probes once after the cool-down, and closes on its success', async () => {
+  it('opens after failed retries of threshold different deliveries (a first attempt alone does not count, one delivery retrying counts once), probes once after the cool-down, and closes on its success', async () => {
     const { endpointId, deliveries: [a, b, c, d] } = await endpointWith(4);
     for (let i = 0; i < 4; i++) {
       expect(await admit(endpointId, a!)).toEqual({ admitted: true });
-      expect((await settle(endpointId, a!, refused)).transition).toBeNull();
+      expect((await settle(endpointId, a!, refused, i)).transition).toBeNull();
     }
     expect(await endpointRow(endpointId)).toMatchObject({ circuit_state: 'closed', failing: 1 });
 
+    // A failed first attempt alone does not count: the receiver may take the retry.
+    await admit(endpointId, b!);
+    await settle(endpointId, b!, result({ statusCode: 503, error: 'HTTP 503', failureKind: 'http' }), 0);
+    expect(await endpointRow(endpointId)).toMatchObject({ circuit_state: 'closed', failing: 1 });
     await admit(endpointId, b!);
     await settle(endpointId, b!, result({ statusCode: 503, error: 'HTTP 503', failureKind: 'http' }));
     await admit(endpointId, c!);
