@@ -238,11 +238,11 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
     expect(shown.circuit_breaker).toEqual({ state: 'open', failing_deliveries: 5, opened_at: expect.any(String), next_probe_at: expect.any(String) });
     expect(Date.parse(shown.circuit_breaker.next_probe_at) - Date.now()).toBeGreaterThan(500_000);
 
-    // Every delivery has made an attempt or waits behind the breaker.
+    // Every delivery has made its retry (those that came back before the breaker opened) or waits behind the breaker.
     const held = await waitFor(
       async () => {
         const rows = await stack.em().execute<{ id: string; held: boolean }[]>(
-          `select id, held_reason = 'circuit_open' as held from webhook_deliveries where endpoint_id = ? and (attempt_count > 0 or held_until is not null)`,
+          `select id, held_reason = 'circuit_open' as held from webhook_deliveries where endpoint_id = ? and (attempt_count > 1 or held_until is not null)`,
           [endpoint.id],
         );
         return rows.length === 12 ? rows.filter((r) => r.held).map((r) => r.id) : null;
