@@ -99,9 +99,12 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
     /**
      * Checks the run's input against the database (a run started by hand with another delivery's fields is refused)
      * and plans the run from what is recorded: the whole schedule for a delivery not yet attempted, one attempt
-     * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run.
+     * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run. With `admit`, also
+     * asks the endpoint to admit the first attempt (src/delivery/endpoint-admission.ts), so that a delivery its
+     * endpoint holds waits from its first workflow task: the run's plan is a local activity, and a burst behind a
+     * dead endpoint costs the server one workflow task per delivery instead of three and two activity tasks.
      */
-    async beginDeliveryRun({ input, workflowId, runAttempt }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number }): Promise<DeliveryRunPlan> {
+    async beginDeliveryRun({ input, workflowId, runAttempt, admit = false }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number; admit?: boolean }): Promise<DeliveryRunPlan> {
       const shapeProblem = inputShapeProblem(input);
       if (shapeProblem) throw refuse(shapeProblem);
       if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
@@ -121,15 +124,18 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
 
       const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
       const mode: DeliveryRunPlan['mode'] = delivery.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule';
+      const endpoint = delivery.endpoint.getEntity();
+      const admission = admit && (mode === 'schedule' || mode === 'rerun') && endpoint.status === 'active' ? await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id) : null;
       return {
         mode,
         nextAttemptNumber: last ? last.attemptNumber + 1 : 0,
         retryDelaysMs: webhooks.retryDelaysMs,
         longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
         rerunWaitMs: webhooks.rerunWaitMs,
-        endpointHost: new URL(delivery.endpoint.getEntity().url).hostname,
+        endpointHost: new URL(endpoint.url).hostname,
         eventId: delivery.event?.id ?? null,
         lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(last) : null,
+        hold: admission && !admission.admitted ? { heldForMs: admission.retryInMs, reason: admission.reason } : null,
       };
     },
 

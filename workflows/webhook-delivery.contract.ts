@@ -1,4 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
 import type { TaskQueueRole } from '../src/temporal/task-queues';
 
 /**
@@ -73,6 +74,11 @@ export interface DeliveryRunPlan {
   eventId: string | null;
   /** The last recorded failure, for the run's details when it begins with one. */
   lastFailure: AttemptFailure | null;
+  /**
+   * Asked for by a run that plans with admission (`admit`): the endpoint's answer for the first attempt. Null when
+   * admitted (its slot is taken) or not asked; otherwise the run waits, as for a held attempt, before asking again.
+   */
+  hold: { heldForMs: number; reason: HoldReason } | null;
 }
 
 /** The wait before the next attempt: the schedule's, or longer when the receiver asks, but never past the longest one. */

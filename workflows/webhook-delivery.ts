@@ -6,7 +6,9 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setDefaultSignalHandler,
   setHandler,
@@ -24,6 +26,7 @@ import {
   ATTEMPT_REJECTED,
   type AttemptFailure,
   checkRerunRequest,
+  type DeliveryRunPlan,
   DELIVERY_FAILED,
   describeFailure,
   endpointReadySignal,
@@ -44,6 +47,21 @@ const deliveries = proxyActivities<DeliveryRunActivities>({
   // retried here: it fails the activity for good and the schedule below decides.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 60 },
 });
+
+/**
+ * The plan as a local activity: read in the run's first workflow task instead of an activity task of its own. Its
+ * first retry is soon, for a run that begins before the dispatcher's transaction has committed its delivery.
+ */
+const planning = proxyLocalActivities<DeliveryRunActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 60 },
+});
+
+/**
+ * Runs started before this change replay the plan as an activity and set every search attribute again; newer ones
+ * plan locally, with the first attempt's admission, and set only what differs from the start's.
+ */
+const LOCAL_PLAN_PATCH = 'local-plan-with-admission';
 
 type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | { delivered: false; failure: AttemptFailure; permanent: boolean };
 
@@ -96,8 +114,15 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     setCurrentDetails(`${currentDetails}\n\nIgnored the signal "${name}": this workflow takes no signals. ${UPDATE_HINT}`);
   });
 
+  const lean = patched(LOCAL_PLAN_PATCH);
+  /** Sets the search attributes given, leaving out (in a lean run) those that already have their value. */
+  const setSearchAttributes = (pairs: { key: typeof DELIVERY_STATUS; value: string | null }[]) => {
+    const current = workflowInfo().typedSearchAttributes;
+    const changed = lean ? pairs.filter((pair) => (current.get(pair.key) ?? null) !== pair.value) : pairs;
+    if (changed.length) upsertSearchAttributes(changed);
+  };
   const show = (status: DeliveryStatus, details: string) => {
-    upsertSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
+    setSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
     currentDetails = `**${status}** · ${details}`;
     setCurrentDetails(currentDetails);
   };
@@ -105,10 +130,16 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   let attemptNumber = 0;
   let lastFailure: AttemptFailure | null = null;
 
-  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null): Promise<AttemptOutcome> {
+  /** Makes the next attempt; `held`: the endpoint held it already (the plan asked), so it waits before asking. */
+  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null): Promise<AttemptOutcome> {
     const number = attemptNumber++;
     attemptInFlight = true;
     try {
+      if (held) {
+        attemptInFlight = false;
+        await holdAttempt(number, held.reason, held.heldForMs);
+        attemptInFlight = true;
+      }
       for (;;) {
         // Cleared before asking, not after a hold begins: a wake-up sent while the activity that held this attempt was
         // still answering must not be lost.
@@ -149,7 +180,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   function showHeld(reason: HoldReason | null): void {
     if (reason === heldBecause) return;
     heldBecause = reason;
-    upsertSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
+    setSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
   }
 
   /** Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. */
@@ -175,9 +206,9 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   }
 
   /** Makes the attempt a re-run asked for, and answers the requests it serves. */
-  async function manualAttempt(nextAttemptInMs: number | null): Promise<AttemptOutcome> {
+  async function manualAttempt(nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null): Promise<AttemptOutcome> {
     const serving = requested;
-    const outcome = await attempt('manual', nextAttemptInMs);
+    const outcome = await attempt('manual', nextAttemptInMs, held);
     answerReruns(outcome, serving);
     return outcome;
   }
@@ -196,9 +227,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   const recordFailed = () => deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${afterAttempts()}` }, [{ deliveryId: input.deliveryId }]);
 
   try {
-    const plan = await deliveries.beginDeliveryRun({ input, workflowId: info.workflowId, runAttempt: info.attempt });
+    const begin = { input, workflowId: info.workflowId, runAttempt: info.attempt };
+    const plan = lean ? await planning.beginDeliveryRun({ ...begin, admit: true }) : { ...(await deliveries.beginDeliveryRun(begin)), hold: null };
     // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
-    upsertSearchAttributes([
+    setSearchAttributes([
       { key: COMPANY_ID, value: input.companyId },
       { key: ENDPOINT_ID, value: input.endpointId },
       { key: EVENT_TYPE, value: input.eventType },
@@ -219,7 +251,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     if (plan.mode !== 'await_rerun') {
       const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
       show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
-      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null) : await manualAttempt(null);
+      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, plan.hold) : await manualAttempt(null, plan.hold);
       for (let i = 0; ; i++) {
         if (outcome.delivered) return await delivered(outcome);
         lastFailure = outcome.failure;

@@ -190,7 +190,9 @@ describe('a delivery that failed 6 times', () => {
       expect(runs[0]!.status).toBe('FAILED');
       const events = (await stack.temporal.workflow.getHandle(id, runs[0]!.runId).fetchHistory()).events!;
       const failure = events.at(-1)!.workflowExecutionFailedEventAttributes!.failure!;
-      return { message: failure.cause?.message ?? failure.message, type: failure.cause?.applicationFailureInfo?.type };
+      // The plan's refusal fails the run itself (a local activity); a run begun before plans were local fails with it as the activity's cause.
+      const refusal = failure.applicationFailureInfo ? failure : failure.cause;
+      return { message: refusal?.message, type: refusal?.applicationFailureInfo?.type };
     };
 
     expect(await startByHand(workflowId, { ...input, eventType: 'project.created' })).toEqual({

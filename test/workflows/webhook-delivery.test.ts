@@ -1,6 +1,10 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError } from '@temporalio/client';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
 import { SETTINGS } from '../../src/config';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
@@ -53,7 +57,7 @@ type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT
  * run's attempt (Temporal's retry of a failed run waits for a re-run), and each attempt answered in turn from
  * `answers`.
  */
-function deliveryActivities(answers: Answer[]) {
+function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'] = null) {
   const plan = (runAttempt: number, attemptsMade: number): DeliveryRunPlan => ({
     mode: runAttempt > 1 ? 'await_rerun' : 'schedule',
     nextAttemptNumber: attemptsMade,
@@ -63,6 +67,7 @@ function deliveryActivities(answers: Answer[]) {
     endpointHost: 'hooks.example.com',
     eventId: null,
     lastFailure: null,
+    hold: runAttempt === 1 && attemptsMade === 0 ? firstHold : null,
   });
   let attemptsMade = 0;
   const activities: DeliveryRunActivities = {
@@ -200,7 +205,9 @@ describe('webhookDelivery in skipped time', () => {
       'beginDeliveryRun',
       'recordDeliveryFailed',
     ]);
-    expect(named(calls, 'beginDeliveryRun').map((call) => call.args[0])).toEqual([1, 2].map((runAttempt) => ({ input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt })));
+    expect(named(calls, 'beginDeliveryRun').map((call) => call.args[0])).toEqual(
+      [1, 2].map((runAttempt) => ({ input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt, admit: true })),
+    );
   });
 
   test('a 4xx fails the delivery at once: no further attempt', async () => {
@@ -297,6 +304,36 @@ describe('webhookDelivery in skipped time', () => {
     // Made when woken (some 20 min after the hold began), not at the end of the 2 h hold.
     expect(made!.atMs - held!.atMs).toBeGreaterThanOrEqual(20 * MINUTE);
     expect(made!.atMs - held!.atMs).toBeLessThan(21 * MINUTE);
+  });
+
+  test('a first attempt the endpoint holds when the run plans waits from the start, and is made when the endpoint wakes the run', async () => {
+    const { activities, calls } = deliveryActivities([delivered], { heldForMs: 2 * HOUR, reason: 'circuit_open' });
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      await env.sleep(20 * MINUTE);
+      const waiting = await handle.describe();
+      expect(waiting.status.name).toBe('RUNNING');
+      expect(waiting.typedSearchAttributes.get(DELIVERY_HELD)).toBe('circuit_open');
+      expect(attemptsOf(calls)).toEqual([]);
+      await handle.signal(endpointReadySignal);
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
+      expect((await handle.describe()).typedSearchAttributes.get(DELIVERY_HELD)).toBeUndefined();
+    });
+    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0]);
+    const [plan] = named(calls, 'beginDeliveryRun');
+    const [made] = named(calls, 'sendDeliveryAttempt');
+    // Made when woken, some 20 min after the plan (whose time is read a moment after it ran), not after the 2 h hold.
+    expect(made!.atMs - plan!.atMs).toBeGreaterThanOrEqual(20 * MINUTE - SECOND);
+    expect(made!.atMs - plan!.atMs).toBeLessThan(21 * MINUTE);
+  });
+
+  test('a run begun before plans were local activities replays with this code: it keeps its plan activity and search attributes', async () => {
+    // Recorded from the workflow before the change (main at c003a0c): a 503, a hold, a wake-up, then delivered.
+    const json = JSON.parse(readFileSync(path.join(__dirname, 'histories/webhook-delivery-remote-plan.json'), 'utf8'));
+    const history = historyFromJSON(json);
+    const scheduled = history.events!.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name);
+    expect(scheduled).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'sendDeliveryAttempt', 'sendDeliveryAttempt']);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history, 'webhook-delivery/00000000-0000-4000-8000-00000000a001');
   });
 
   test('a held attempt nobody wakes asks again when its wait ends', async () => {
