@@ -194,13 +194,18 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
     // While the load is taken up (every dead delivery dispatched, then held or attempted), healthy deliveries in
     // rounds; each is timed when it arrives, which may be long after its round.
     let state: DeadState;
+    let roundStart = burstAt;
     do {
       await probe.run(settings.probeRate, settings.probeSeconds, 0);
       state = await deadState(db, dead.companyId);
       const healthySoFar = probe.committedBetween(burstAt, Date.now());
+      // The round's healthy deliveries received by now: which stage of the load slows them, if any.
+      const round = probe.committedBetween(roundStart, Date.now());
+      roundStart = Date.now();
       console.log(
         `Isolation, ${((Date.now() - burstAt) / 1000).toFixed(0)} s into the load: ${describeState(state)}; ` +
-          `healthy ${healthySoFar.latencies.length} of ${healthySoFar.sent} received; worker RSS ${worker.rssMb().toFixed(0)} MB.`,
+          `healthy ${healthySoFar.latencies.length} of ${healthySoFar.sent} received (this round's slowest so far ${Math.max(0, ...round.latencies)} ms); ` +
+          `worker RSS ${worker.rssMb().toFixed(0)} MB.`,
       );
     } while ((state.total < deliveries || state.takenUp < deliveries) && Date.now() - burstAt < settings.timeoutMs);
     const loadEnd = Date.now();

@@ -65,6 +65,8 @@ export interface Config {
   workerSlots: Record<TaskQueueRole | 'drain', WorkerSlots>;
   /** How often the outbox dispatcher looks for events besides being notified of them. */
   outboxPollMs: number;
+  /** 0: no limit. */
+  outboxCompanyStartsPerSecond: number;
   /** Multiplies every per-key rate limit: 1 in production (see RATE_LIMIT_MULTIPLIER). */
   rateLimitMultiplier: number;
   /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
@@ -285,8 +287,8 @@ export const SETTINGS = {
   WORKER_METRICS_PORT: { description: 'port of the worker\'s Prometheus /metrics (0: any free port)', default: '9464', parse: integer(0, 65535) },
   WORKER_MAX_CACHED_WORKFLOWS: {
     description:
-      "workflow runs a worker keeps in memory between their tasks, per task queue it serves (the SDK would size it from the heap limit: some 2,300 on a 23 GB machine, each open failed delivery among them)",
-    default: '500',
+      "workflow runs a worker keeps in memory between their tasks, per task queue it serves (the SDK would size it from the heap limit: some 2,300 on a 23 GB machine, each open failed or held delivery among them; an evicted run replays its short history on its next task)",
+    default: '100',
     parse: integer(2, 100_000),
   },
   WORKER_TASK_QUEUES: {
@@ -306,8 +308,9 @@ export const SETTINGS = {
     parse: integer(1, 10_000),
   },
   DELIVERY_WORKFLOW_TASK_SLOTS: {
-    description: 'workflow tasks the worker runs at once on the deliveries task queue (at most WORKER_MAX_CACHED_WORKFLOWS)',
-    default: '40',
+    description:
+      "workflow tasks the worker runs at once on the deliveries task queue (at most WORKER_MAX_CACHED_WORKFLOWS); few, since the worker runs them on one thread: more only queue inside the worker, where Temporal's fairness between companies cannot order them",
+    default: '4',
     parse: integer(2, 10_000),
   },
   DRAIN_ACTIVITY_SLOTS: { description: 'activities the worker runs at once on TEMPORAL_DRAIN_TASK_QUEUE while it drains', default: '10', parse: integer(1, 10_000) },
@@ -318,6 +321,12 @@ export const SETTINGS = {
     parse: integer(1, 1_000_000),
   },
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
+  OUTBOX_COMPANY_STARTS_PER_SECOND: {
+    description:
+      "delivery workflows a dispatcher starts a second for one company at most (0: no limit); a bigger burst is started over the next seconds, in order, while other companies' events go in their turn",
+    default: '25',
+    parse: integer(0, 100_000),
+  },
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
   RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
   RETENTION_DELIVERY_DAYS: {
@@ -421,6 +430,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       drain: { activities: v.DRAIN_ACTIVITY_SLOTS, workflowTasks: v.DRAIN_WORKFLOW_TASK_SLOTS },
     },
     outboxPollMs: v.OUTBOX_POLL_MS,
+    outboxCompanyStartsPerSecond: v.OUTBOX_COMPANY_STARTS_PER_SECOND,
     rateLimitMultiplier: v.RATE_LIMIT_MULTIPLIER,
     retention: {
       outboxDays: v.RETENTION_OUTBOX_DAYS,

@@ -8,6 +8,7 @@ import type { PayloadShape } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
 import type { DeliveryToStart, DeliveryWorkflows } from '../temporal/delivery-workflows';
 import { deliveryBody } from './delivery-body';
+import { CompanyDispatchRate } from './company-dispatch-rate';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
 const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
@@ -43,6 +44,8 @@ export interface OutboxDispatcherOptions {
   databaseUrl: string;
   pollMs: number;
   logger: Logger;
+  /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
+  companyStartsPerSecond?: number;
 }
 
 /**
@@ -55,16 +58,22 @@ export interface OutboxDispatcherOptions {
  * unclaimed; the next run recreates the same deliveries and finds their workflows already started.
  *
  * Companies take turns: a batch holds at most EVENTS_PER_COMPANY events of each, first events first, so one
- * company's burst delays another's events by one batch at most.
+ * company's burst delays another's events by one batch at most; and a company's deliveries are started at
+ * OUTBOX_COMPANY_STARTS_PER_SECOND at most, so its burst does not crowd the Temporal server either.
  */
 export class OutboxDispatcher {
   private listener: PgClient | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** The kick for companies that sat out a batch, when they may start deliveries again. */
+  private resumeTimer: NodeJS.Timeout | null = null;
+  private readonly rate: CompanyDispatchRate | null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
 
-  constructor(private readonly options: OutboxDispatcherOptions) {}
+  constructor(private readonly options: OutboxDispatcherOptions) {
+    this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
+  }
 
   /** Listens for new events (NOTIFY at commit) and polls as a fallback, dispatching until stopped. */
   async start(): Promise<void> {
@@ -76,6 +85,7 @@ export class OutboxDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.resumeTimer) clearTimeout(this.resumeTimer);
     await this.running;
     await this.listener?.end().catch(() => undefined);
   }
@@ -83,6 +93,7 @@ export class OutboxDispatcher {
   /** Dispatches one batch of undispatched events; returns how many were dispatched. */
   async dispatchBatch(): Promise<number> {
     const em = this.options.orm.em.fork() as EntityManager;
+    const sittingOut = this.rate?.exhausted() ?? [];
     return em.transactional(async (tx) => {
       // Each company with waiting events (found by a loose index scan), its oldest EVENTS_PER_COMPANY, taken in turns:
       // every company's first event, then every company's second, and so on. A company's events stay in order.
@@ -100,38 +111,39 @@ export class OutboxDispatcher {
                 where o.dispatched_at is null and o.company_id = c.company_id
                 order by o.created_at, o.id limit ?
              ) waiting
+            where c.company_id <> all(?::uuid[])
          )
          select o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at
            from outbox_events o join turns t on t.id = o.id
           where o.dispatched_at is null
           order by t.turn, o.created_at, o.id limit ? for update of o skip locked`,
-        [EVENTS_PER_COMPANY, BATCH_SIZE],
+        [EVENTS_PER_COMPANY, `{${sittingOut.join(',')}}`, BATCH_SIZE],
       );
       if (events.length === 0) return 0;
 
-      const deliveries = await this.createDeliveries(tx, events);
+      const companyIds = [...new Set(events.map((e) => e.company_id))];
+      const endpoints = await tx.execute<EndpointRow[]>(
+        `select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
+          where status = 'active' and company_id in (select json_array_elements_text(?::json)::uuid)`,
+        [JSON.stringify(companyIds)],
+      );
+      // Events beyond a company's rate stay in the outbox, unclaimed at the commit, for a later batch.
+      const taken = this.rate ? withinRate(this.rate, events, endpoints) : events;
+      const deliveries = await this.createDeliveries(tx, taken, endpoints);
       await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
       await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
-        JSON.stringify(events.map((e) => e.id)),
+        JSON.stringify(taken.map((e) => e.id)),
       ]);
-      if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length }, 'outbox dispatched');
-      return events.length;
+      if (deliveries.length) this.options.logger.debug({ events: taken.length, deliveries: deliveries.length }, 'outbox dispatched');
+      return taken.length;
     });
   }
 
-  private async createDeliveries(tx: EntityManager, events: EventRow[]): Promise<DeliveryToStart[]> {
-    const companyIds = [...new Set(events.map((e) => e.company_id))];
-    const endpoints = await tx.execute<EndpointRow[]>(
-      `select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
-        where status = 'active' and company_id in (select json_array_elements_text(?::json)::uuid)`,
-      [JSON.stringify(companyIds)],
-    );
+  private async createDeliveries(tx: EntityManager, events: EventRow[], endpoints: EndpointRow[]): Promise<DeliveryToStart[]> {
     const rows: Record<string, unknown>[] = [];
     const toStart: DeliveryToStart[] = [];
     for (const event of events) {
-      for (const endpoint of endpoints) {
-        if (endpoint.company_id !== event.company_id || !isSubscribed(endpoint.event_types, event.event_type)) continue;
-        if (endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id) continue;
+      for (const endpoint of recipientsOf(event, endpoints)) {
         const id = deliveryIdFor(event.id, endpoint.id);
         const body = deliveryBody(
           { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: new Date(event.created_at), data: event.data, catalogData: event.catalog_data },
@@ -171,15 +183,27 @@ export class OutboxDispatcher {
       do {
         this.again = false;
         try {
-          let dispatched = BATCH_SIZE;
-          while (!this.stopped && dispatched === BATCH_SIZE) dispatched = await this.dispatchBatch();
+          // Until a batch finds nothing to dispatch: one may be short because a company sat out, not because the outbox is drained.
+          let dispatched = 1;
+          while (!this.stopped && dispatched > 0) dispatched = await this.dispatchBatch();
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
       } while (this.again && !this.stopped);
+      this.resumeLater();
     })().finally(() => {
       this.running = null;
     });
+  }
+
+  /** Kicks again once a company that sat out may start deliveries, if one did (sooner than the next poll). */
+  private resumeLater(): void {
+    const ms = this.rate?.msUntilNext() ?? null;
+    if (ms === null || this.stopped || this.resumeTimer) return;
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = null;
+      this.kick();
+    }, ms);
   }
 
   private async listen(): Promise<void> {
@@ -202,6 +226,31 @@ export class OutboxDispatcher {
   }
 }
 
+/** The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it (echo prevention). */
+function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] {
+  return endpoints.filter(
+    (endpoint) =>
+      endpoint.company_id === event.company_id &&
+      isSubscribed(endpoint.event_types, event.event_type) &&
+      !(endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id),
+  );
+}
+
+/** The events, in their order, that each company's rate lets through now: the first of each company's, as many as it admits. */
+function withinRate(rate: CompanyDispatchRate, events: EventRow[], endpoints: EndpointRow[]): EventRow[] {
+  const byCompany = new Map<string, EventRow[]>();
+  for (const event of events) byCompany.set(event.company_id, [...(byCompany.get(event.company_id) ?? []), event]);
+  const taken = new Set<EventRow>();
+  for (const [companyId, own] of byCompany) {
+    const admitted = rate.admit(
+      companyId,
+      own.map((event) => recipientsOf(event, endpoints).length),
+    );
+    for (const event of own.slice(0, admitted)) taken.add(event);
+  }
+  return events.filter((event) => taken.has(event));
+}
+
 async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -218,6 +267,7 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; de
     databaseUrl: deps.config.databaseUrl,
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,
+    companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
   });
   await dispatcher.start();
   return dispatcher;

@@ -1,7 +1,10 @@
 import { createLogger } from '../../src/logger';
 import { OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
-import { createTenant, envelope, sendInbound, startStack, type TestStack } from '../helpers/stack';
+import { freePort } from '../helpers/ports';
+import { waitFor } from '../helpers/processes';
+import { createTenant, envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { addApiKey, registerEndpoint } from '../helpers/webhooks';
 
 /** The outbox dispatcher serves companies in turns: one company's burst does not put another's events at the back. */
 describe('outbox dispatcher fairness', () => {
@@ -45,6 +48,50 @@ describe('outbox dispatcher fairness', () => {
       expect(await dispatcher.dispatchBatch()).toBe(5);
       expect(await dispatcher.dispatchBatch()).toBe(0);
       expect((await dispatched()).filter((id) => id !== late).sort()).toEqual([...burst].sort());
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it("starts a company's deliveries at its rate: a burst beyond it waits in the outbox, in order, while others go on", async () => {
+    const busy = await createTenant(stack.orm, ['admin']);
+    const quiet = await createTenant(stack.orm, ['admin']);
+    // Endpoints of another key of each company (a key's own changes are not sent back to its endpoints); no worker
+    // serves this stack's task queues, so the runs started wait and send nothing.
+    for (const tenant of [busy, quiet]) {
+      const subscriber = await addApiKey(stack, tenant);
+      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/rate`, event_types: ['employee.created'] });
+    }
+    const employee = (tenant: Tenant, n: string) =>
+      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `RATE-${n}`, name: 'Rate Worker', email: 'rate@example.com', employee_type: 'site_worker' }));
+    for (let i = 0; i < 3; i++) expect((await employee(busy, String(i))).status).toBe(200);
+    expect((await employee(quiet, 'Q')).status).toBe(200);
+
+    const undispatched = async (tenant: Tenant) =>
+      Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
+    const dispatcher = new OutboxDispatcher({
+      orm: stack.orm,
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
+      databaseUrl: stack.config.databaseUrl,
+      pollMs: 60_000,
+      logger: createLogger('silent'),
+      companyStartsPerSecond: 1,
+    });
+    try {
+      // One delivery a second: the batch takes one of the busy company's events, and the quiet company's.
+      expect(await dispatcher.dispatchBatch()).toBe(2);
+      expect(await undispatched(quiet)).toBe(0);
+      expect(await undispatched(busy)).toBe(2);
+      // The busy company then sits out while its bucket refills (a second): its events wait in the outbox.
+      expect(await dispatcher.dispatchBatch()).toBe(0);
+      expect(await undispatched(busy)).toBe(2);
+      // Left to itself (no poll for a minute), the dispatcher comes back for the rest as the bucket refills, in order.
+      await dispatcher.start();
+      await waitFor(async () => (await undispatched(busy)) === 0, 15_000, "the busy company's last 2 events to be dispatched");
+      const order = await stack
+        .em()
+        .execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [busy.companyId]);
+      expect(order.map((row) => row.emp)).toEqual(['RATE-0', 'RATE-1', 'RATE-2']);
     } finally {
       await dispatcher.stop();
     }
