@@ -211,7 +211,7 @@ async function servicePhases(servers: Servers, compiled: CompiledProject, run: {
  * dead endpoints, and every one of those accounted for once the endpoints are back.
  */
 async function isolation(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
-  const result = await isolationPhase(servers, compiled, dir, { events: ISOLATION_EVENTS, probeRate: 1, probeSeconds: Math.max(SECONDS, 2), timeoutMs: 10 * 60_000 });
+  const result = await isolationPhase(servers, compiled, dir, { events: ISOLATION_EVENTS, probeRate: 1, probeSeconds: Math.max(SECONDS, 2), timeoutMs: 20 * 60_000 });
   const n = result.deliveries.toLocaleString('en-US');
   const againstQuiet = (phase: string, label: string, during: { p50: number; p99: number; max: number }, received: number, sent: number, detail = '') => {
     const p50Ratio = during.p50 / result.quiet.p50;

@@ -323,8 +323,8 @@ export const SETTINGS = {
   OUTBOX_POLL_MS: { description: 'how often the dispatcher polls the outbox besides LISTEN/NOTIFY', default: '2000', parse: integer(50, 60000) },
   OUTBOX_COMPANY_STARTS_PER_SECOND: {
     description:
-      "delivery workflows a dispatcher starts a second for one company at most (0: no limit); a bigger burst is started over the next seconds, in order, while other companies' events go in their turn",
-    default: '25',
+      "delivery workflows a dispatcher starts a second for one company at most while other companies' events are dispatched too (0: no limit); a bigger burst is started over the next seconds, in order, while theirs go in their turn; a company alone is not limited",
+    default: '12',
     parse: integer(0, 100_000),
   },
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },

@@ -1,29 +1,42 @@
+/** How long after its last dispatched event a company counts as active: while another is, a company's rate applies. */
+const ACTIVE_WINDOW_MS = 10_000;
+
 /**
- * How many deliveries the outbox dispatcher may start for each company: a token bucket per company, refilled at
- * `perSecond` up to one second's worth. A batch takes a company's events, in order, while the bucket covers their
- * deliveries (at least one event while it holds a delivery's worth, so an event with many subscribers is not stuck); a
- * company whose bucket is below that sits out until it refills. A bulk import's thousands of deliveries are so started at a steady
- * pace, instead of all at once in front of every other company's (a Temporal server busy starting them answers everyone
- * late). Per dispatcher process.
+ * How many deliveries the outbox dispatcher may start for each company while other companies are dispatching too: a
+ * token bucket per company, refilled at `perSecond` up to one second's worth. A batch takes a company's events, in
+ * order, while the bucket covers their deliveries (at least one event while it holds a delivery's worth, so an event
+ * with many subscribers is not stuck); a company whose bucket is below that sits out until it refills. A bulk import's
+ * thousands of deliveries are so started at a steady pace, instead of all at once in front of every other company's (a
+ * Temporal server busy starting them answers everyone late). A company alone, with no other company's event dispatched
+ * in the last 10 s, is not limited: nobody is there to slow. Per dispatcher process.
  */
 export class CompanyDispatchRate {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly lastActive = new Map<string, number>();
 
   constructor(
     private readonly perSecond: number,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Companies that sit out: their bucket holds less than one delivery's worth. */
+  /** Notes the companies whose events a batch found waiting. */
+  noteActive(companyIds: Iterable<string>): void {
+    const now = this.now();
+    for (const [companyId, at] of [...this.lastActive]) if (now - at > ACTIVE_WINDOW_MS) this.lastActive.delete(companyId);
+    for (const companyId of companyIds) this.lastActive.set(companyId, now);
+  }
+
+  /** Companies that sit out: another company is active and their bucket holds less than one delivery's worth. */
   exhausted(): string[] {
-    return [...this.buckets.keys()].filter((companyId) => this.tokensOf(companyId) < 1);
+    return [...this.buckets.keys()].filter((companyId) => this.othersActive(companyId) && this.tokensOf(companyId) < 1);
   }
 
   /**
    * Of a company's next events, given the deliveries each makes, how many may be dispatched now; their deliveries are
-   * taken from the bucket.
+   * taken from the bucket. All of them when no other company is active.
    */
   admit(companyId: string, deliveriesPerEvent: number[]): number {
+    if (!this.othersActive(companyId)) return deliveriesPerEvent.length;
     const tokens = this.tokensOf(companyId);
     if (tokens < 1) return 0;
     let events = 0;
@@ -39,9 +52,15 @@ export class CompanyDispatchRate {
 
   /** Milliseconds until the first company sitting out may start deliveries again; null when none sits out. */
   msUntilNext(): number | null {
-    const short = [...this.buckets.keys()].map((companyId) => this.tokensOf(companyId)).filter((tokens) => tokens < 1);
+    const short = this.exhausted().map((companyId) => this.tokensOf(companyId));
     if (short.length === 0) return null;
     return Math.ceil(((1 - Math.max(...short)) / this.perSecond) * 1000);
+  }
+
+  private othersActive(companyId: string): boolean {
+    const now = this.now();
+    for (const [other, at] of this.lastActive) if (other !== companyId && now - at <= ACTIVE_WINDOW_MS) return true;
+    return false;
   }
 
   /** The bucket refilled to now; a full one is forgotten (the same as one never used). */

@@ -240,6 +240,7 @@ function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] 
 function withinRate(rate: CompanyDispatchRate, events: EventRow[], endpoints: EndpointRow[]): EventRow[] {
   const byCompany = new Map<string, EventRow[]>();
   for (const event of events) byCompany.set(event.company_id, [...(byCompany.get(event.company_id) ?? []), event]);
+  rate.noteActive(byCompany.keys());
   const taken = new Set<EventRow>();
   for (const [companyId, own] of byCompany) {
     const admitted = rate.admit(
