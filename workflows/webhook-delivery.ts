@@ -135,11 +135,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     const number = attemptNumber++;
     attemptInFlight = true;
     try {
-      if (held) {
-        attemptInFlight = false;
-        await holdAttempt(number, held.reason, held.heldForMs);
-        attemptInFlight = true;
-      }
+      if (held) await holdAttempt(number, held.reason, held.heldForMs);
       for (;;) {
         // Cleared before asking, not after a hold begins: a wake-up sent while the activity that held this attempt was
         // still answering must not be lost.
@@ -156,9 +152,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
           if ('heldForMs' in sent) {
             // Held by the endpoint: not an attempt, so it does not count against the schedule. A re-run asked for
             // meanwhile is made once the endpoint lets attempts through.
-            attemptInFlight = false;
             await holdAttempt(number, sent.reason, sent.heldForMs);
-            attemptInFlight = true;
             continue;
           }
           showHeld(null);
@@ -183,13 +177,18 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     setSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
   }
 
-  /** Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. */
+  /**
+   * Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. No
+   * attempt is in flight meanwhile, so a re-run may be asked for.
+   */
   async function holdAttempt(number: number, reason: HoldReason, ms: number): Promise<void> {
+    attemptInFlight = false;
     showHeld(reason);
     const shown = currentDetails;
     setCurrentDetails(`${shown}\n\n**Held** · Attempt ${number + 1} waits: ${HELD_BECAUSE[reason]}. It looks again by ${new Date(Date.now() + ms).toISOString()} at the latest.`);
     await condition(() => endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });
     setCurrentDetails(shown);
+    attemptInFlight = true;
   }
 
   /** Waits up to `ms` for a re-run request; true when one came, which the next attempt serves. */

@@ -127,9 +127,10 @@ export class OutboxDispatcher {
           where status = 'active' and company_id in (select json_array_elements_text(?::json)::uuid)`,
         [JSON.stringify(companyIds)],
       );
+      const recipients = new Map(events.map((event) => [event, recipientsOf(event, endpoints)]));
       // Events beyond a company's rate stay in the outbox, unclaimed at the commit, for a later batch.
-      const taken = this.rate ? withinRate(this.rate, events, endpoints) : events;
-      const deliveries = await this.createDeliveries(tx, taken, endpoints);
+      const taken = this.rate ? withinRate(this.rate, events, recipients) : events;
+      const deliveries = await this.createDeliveries(tx, taken, recipients);
       await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
       await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
         JSON.stringify(taken.map((e) => e.id)),
@@ -139,11 +140,11 @@ export class OutboxDispatcher {
     });
   }
 
-  private async createDeliveries(tx: EntityManager, events: EventRow[], endpoints: EndpointRow[]): Promise<DeliveryToStart[]> {
+  private async createDeliveries(tx: EntityManager, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>): Promise<DeliveryToStart[]> {
     const rows: Record<string, unknown>[] = [];
     const toStart: DeliveryToStart[] = [];
     for (const event of events) {
-      for (const endpoint of recipientsOf(event, endpoints)) {
+      for (const endpoint of recipients.get(event)!) {
         const id = deliveryIdFor(event.id, endpoint.id);
         const body = deliveryBody(
           { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: new Date(event.created_at), data: event.data, catalogData: event.catalog_data },
@@ -237,15 +238,19 @@ function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] 
 }
 
 /** The events, in their order, that each company's rate lets through now: the first of each company's, as many as it admits. */
-function withinRate(rate: CompanyDispatchRate, events: EventRow[], endpoints: EndpointRow[]): EventRow[] {
+function withinRate(rate: CompanyDispatchRate, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>): EventRow[] {
   const byCompany = new Map<string, EventRow[]>();
-  for (const event of events) byCompany.set(event.company_id, [...(byCompany.get(event.company_id) ?? []), event]);
+  for (const event of events) {
+    const own = byCompany.get(event.company_id);
+    if (own) own.push(event);
+    else byCompany.set(event.company_id, [event]);
+  }
   rate.noteActive(byCompany.keys());
   const taken = new Set<EventRow>();
   for (const [companyId, own] of byCompany) {
     const admitted = rate.admit(
       companyId,
-      own.map((event) => recipientsOf(event, endpoints).length),
+      own.map((event) => recipients.get(event)!.length),
     );
     for (const event of own.slice(0, admitted)) taken.add(event);
   }

@@ -15,6 +15,17 @@ describe('outbox dispatcher fairness', () => {
   });
   afterAll(() => stack.close());
 
+  /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
+  const quietDispatcher = (options: { companyStartsPerSecond?: number } = {}) =>
+    new OutboxDispatcher({
+      orm: stack.orm,
+      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
+      databaseUrl: stack.config.databaseUrl,
+      pollMs: 60_000,
+      logger: createLogger('silent'),
+      ...options,
+    });
+
   it("takes at most 20 events of a company per batch, every company's oldest first, and keeps each company's order", async () => {
     const busy = await createTenant(stack.orm, ['admin']);
     const quiet = await createTenant(stack.orm, ['admin']);
@@ -31,13 +42,7 @@ describe('outbox dispatcher fairness', () => {
         .em()
         .execute<{ id: string }[]>('select id from outbox_events where company_id in (?, ?) and dispatched_at is not null order by dispatched_at, created_at, id', [busy.companyId, quiet.companyId])
         .then((rows) => rows.map((r) => r.id));
-    const dispatcher = new OutboxDispatcher({
-      orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
-      databaseUrl: stack.config.databaseUrl,
-      pollMs: 60_000,
-      logger: createLogger('silent'),
-    });
+    const dispatcher = quietDispatcher();
     try {
       // Neither company has endpoints: dispatching marks the events, and starts no workflow.
       expect(await dispatcher.dispatchBatch()).toBe(21);
@@ -69,14 +74,7 @@ describe('outbox dispatcher fairness', () => {
 
     const undispatched = async (tenant: Tenant) =>
       Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
-    const dispatcher = new OutboxDispatcher({
-      orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
-      databaseUrl: stack.config.databaseUrl,
-      pollMs: 60_000,
-      logger: createLogger('silent'),
-      companyStartsPerSecond: 1,
-    });
+    const dispatcher = quietDispatcher({ companyStartsPerSecond: 1 });
     try {
       // One delivery a second: the batch takes one of the busy company's events, and the quiet company's.
       expect(await dispatcher.dispatchBatch()).toBe(2);
