@@ -67,6 +67,7 @@ export interface Config {
   outboxPollMs: number;
   /** 0: no limit. */
   outboxCompanyStartsPerSecond: number;
+  outboxCompanyMaxQueued: number;
   /** Multiplies every per-key rate limit: 1 in production (see RATE_LIMIT_MULTIPLIER). */
   rateLimitMultiplier: number;
   /** History kept (days), how often the retention schedule prunes the rest, and rows per delete statement. */
@@ -327,6 +328,12 @@ export const SETTINGS = {
     default: '12',
     parse: integer(0, 100_000),
   },
+  OUTBOX_COMPANY_MAX_QUEUED: {
+    description:
+      "deliveries of one company waiting in Temporal's queue at most (started, not yet taken up by a worker; 0: no bound); while it has that many the dispatcher starts no more of them, alone or not, so whoever comes next waits behind that many at most",
+    default: '50',
+    parse: integer(0, 100_000),
+  },
   RETENTION_OUTBOX_DAYS: { description: 'days a dispatched outbox event is kept', default: '30', parse: integer(1, 3650) },
   RETENTION_RATE_LIMIT_DAYS: { description: 'days a rate-limit counter is kept after its window ended', default: '30', parse: integer(1, 3650) },
   RETENTION_DELIVERY_DAYS: {
@@ -431,6 +438,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     outboxPollMs: v.OUTBOX_POLL_MS,
     outboxCompanyStartsPerSecond: v.OUTBOX_COMPANY_STARTS_PER_SECOND,
+    outboxCompanyMaxQueued: v.OUTBOX_COMPANY_MAX_QUEUED,
     rateLimitMultiplier: v.RATE_LIMIT_MULTIPLIER,
     retention: {
       outboxDays: v.RETENTION_OUTBOX_DAYS,

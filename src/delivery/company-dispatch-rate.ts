@@ -38,14 +38,7 @@ export class CompanyDispatchRate {
   admit(companyId: string, deliveriesPerEvent: number[]): number {
     if (!this.othersActive(companyId)) return deliveriesPerEvent.length;
     const tokens = this.tokensOf(companyId);
-    if (tokens < 1) return 0;
-    let events = 0;
-    let deliveries = 0;
-    for (const count of deliveriesPerEvent) {
-      if (events > 0 && deliveries + count > tokens) break;
-      events++;
-      deliveries += count;
-    }
+    const { events, deliveries } = eventsWithin(deliveriesPerEvent, tokens);
     if (deliveries > 0) this.buckets.set(companyId, { tokens: tokens - deliveries, at: this.now() });
     return events;
   }
@@ -73,4 +66,21 @@ export class CompanyDispatchRate {
     if (bucket.tokens >= this.perSecond) this.buckets.delete(companyId);
     return bucket.tokens;
   }
+}
+
+/**
+ * How many of a company's next events fit a budget of deliveries, given the deliveries each makes, and those deliveries:
+ * the events in order while the budget covers them, and at least the first while it holds one delivery's worth (an
+ * event with more subscribers than any budget is not stuck).
+ */
+export function eventsWithin(deliveriesPerEvent: number[], budget: number): { events: number; deliveries: number } {
+  if (budget < 1) return { events: 0, deliveries: 0 };
+  let events = 0;
+  let deliveries = 0;
+  for (const count of deliveriesPerEvent) {
+    if (events > 0 && deliveries + count > budget) break;
+    events++;
+    deliveries += count;
+  }
+  return { events, deliveries };
 }

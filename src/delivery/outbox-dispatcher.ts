@@ -9,6 +9,7 @@ import type { Logger } from '../logger';
 import type { DeliveryToStart, DeliveryWorkflows } from '../temporal/delivery-workflows';
 import { deliveryBody } from './delivery-body';
 import { CompanyDispatchRate } from './company-dispatch-rate';
+import { CompanyQueuedStarts } from './company-queued-starts';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
 const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
@@ -46,6 +47,8 @@ export interface OutboxDispatcherOptions {
   logger: Logger;
   /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
   companyStartsPerSecond?: number;
+  /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/company-queued-starts.ts); absent: no bound. */
+  companyMaxQueued?: number;
 }
 
 /**
@@ -58,8 +61,9 @@ export interface OutboxDispatcherOptions {
  * unclaimed; the next run recreates the same deliveries and finds their workflows already started.
  *
  * Companies take turns: a batch holds at most EVENTS_PER_COMPANY events of each, first events first, so one
- * company's burst delays another's events by one batch at most; and a company's deliveries are started at
- * OUTBOX_COMPANY_STARTS_PER_SECOND at most, so its burst does not crowd the Temporal server either.
+ * company's burst delays another's events by one batch at most; a company's deliveries are started at
+ * OUTBOX_COMPANY_STARTS_PER_SECOND at most while others dispatch too, and no more of them are started while
+ * OUTBOX_COMPANY_MAX_QUEUED wait in Temporal's queue, so its burst does not crowd the Temporal server or its queue either.
  */
 export class OutboxDispatcher {
   private listener: PgClient | null = null;
@@ -67,12 +71,14 @@ export class OutboxDispatcher {
   /** The kick for companies that sat out a batch, when they may start deliveries again. */
   private resumeTimer: NodeJS.Timeout | null = null;
   private readonly rate: CompanyDispatchRate | null;
+  private readonly queue: CompanyQueuedStarts | null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
+    this.queue = options.companyMaxQueued ? new CompanyQueuedStarts(options.companyMaxQueued) : null;
   }
 
   /** Listens for new events (NOTIFY at commit) and polls as a fallback, dispatching until stopped. */
@@ -93,7 +99,7 @@ export class OutboxDispatcher {
   /** Dispatches one batch of undispatched events; returns how many were dispatched. */
   async dispatchBatch(): Promise<number> {
     const em = this.options.orm.em.fork() as EntityManager;
-    const sittingOut = this.rate?.exhausted() ?? [];
+    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
     return em.transactional(async (tx) => {
       // Each company with waiting events (found by a loose index scan), its oldest EVENTS_PER_COMPANY, taken in turns:
       // every company's first event, then every company's second, and so on. A company's events stay in order.
@@ -128,8 +134,9 @@ export class OutboxDispatcher {
         [JSON.stringify(companyIds)],
       );
       const recipients = new Map(events.map((event) => [event, recipientsOf(event, endpoints)]));
-      // Events beyond a company's rate stay in the outbox, unclaimed at the commit, for a later batch.
-      const taken = this.rate ? withinRate(this.rate, events, recipients) : events;
+      // Events beyond a company's bounds stay in the outbox, unclaimed at the commit, for a later batch.
+      const queued = this.queue ? await queuedDeliveries(tx, companyIds) : new Map<string, number>();
+      const taken = this.rate || this.queue ? this.withinBounds(events, recipients, queued) : events;
       const deliveries = await this.createDeliveries(tx, taken, recipients);
       await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
       await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
@@ -173,6 +180,28 @@ export class OutboxDispatcher {
     return toStart;
   }
 
+  /**
+   * The events, in their order, that each company's bounds let through now: the first of each company's, as many as
+   * fit beside its deliveries queued in Temporal, and of those as many as its rate admits.
+   */
+  private withinBounds(events: EventRow[], recipients: Map<EventRow, EndpointRow[]>, queued: Map<string, number>): EventRow[] {
+    const byCompany = new Map<string, EventRow[]>();
+    for (const event of events) {
+      const own = byCompany.get(event.company_id);
+      if (own) own.push(event);
+      else byCompany.set(event.company_id, [event]);
+    }
+    this.rate?.noteActive(byCompany.keys());
+    const taken = new Set<EventRow>();
+    for (const [companyId, own] of byCompany) {
+      let next = own.map((event) => recipients.get(event)!.length);
+      if (this.queue) next = next.slice(0, this.queue.admit(companyId, queued.get(companyId) ?? 0, next));
+      if (this.rate) next = next.slice(0, this.rate.admit(companyId, next));
+      for (const event of own.slice(0, next.length)) taken.add(event);
+    }
+    return events.filter((event) => taken.has(event));
+  }
+
   /** Runs batches until the outbox is drained; a kick while running schedules one more pass. */
   private kick(): void {
     if (this.stopped) return;
@@ -199,8 +228,9 @@ export class OutboxDispatcher {
 
   /** Kicks again once a company that sat out may start deliveries, if one did (sooner than the next poll). */
   private resumeLater(): void {
-    const ms = this.rate?.msUntilNext() ?? null;
-    if (ms === null || this.stopped || this.resumeTimer) return;
+    const waits = [this.rate?.msUntilNext(), this.queue?.msUntilNext()].filter((ms) => typeof ms === 'number');
+    if (waits.length === 0 || this.stopped || this.resumeTimer) return;
+    const ms = Math.min(...waits);
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = null;
       this.kick();
@@ -237,24 +267,22 @@ function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] 
   );
 }
 
-/** The events, in their order, that each company's rate lets through now: the first of each company's, as many as it admits. */
-function withinRate(rate: CompanyDispatchRate, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>): EventRow[] {
-  const byCompany = new Map<string, EventRow[]>();
-  for (const event of events) {
-    const own = byCompany.get(event.company_id);
-    if (own) own.push(event);
-    else byCompany.set(event.company_id, [event]);
-  }
-  rate.noteActive(byCompany.keys());
-  const taken = new Set<EventRow>();
-  for (const [companyId, own] of byCompany) {
-    const admitted = rate.admit(
-      companyId,
-      own.map((event) => recipients.get(event)!.length),
-    );
-    for (const event of own.slice(0, admitted)) taken.add(event);
-  }
-  return events.filter((event) => taken.has(event));
+/**
+ * Of these companies, how many deliveries each has waiting in Temporal's queue: started within the last two minutes (an
+ * older one's run is gone, or the workers are down) and not yet begun, which holds the delivery back, takes a slot of
+ * its endpoint or records an attempt in the run's first workflow task.
+ */
+async function queuedDeliveries(tx: EntityManager, companyIds: string[]): Promise<Map<string, number>> {
+  const rows = await tx.execute<{ company_id: string; queued: number }[]>(
+    `select d.company_id, count(*)::int as queued from webhook_deliveries d
+      where d.company_id in (select json_array_elements_text(?::json)::uuid)
+        and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
+        and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
+        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
+      group by d.company_id`,
+    [JSON.stringify(companyIds)],
+  );
+  return new Map(rows.map((row) => [row.company_id, row.queued]));
 }
 
 async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -274,6 +302,7 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; de
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
+    companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
   });
   await dispatcher.start();
   return dispatcher;

@@ -22,6 +22,11 @@ export type HoldReason = (typeof HOLD_REASONS)[number];
   name: 'webhook_deliveries_endpoint_held_idx',
   expression: 'create index "webhook_deliveries_endpoint_held_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "held_until" is not null',
 })
+@Index({
+  name: 'webhook_deliveries_company_unbegun_idx',
+  expression:
+    'create index "webhook_deliveries_company_unbegun_idx" on "webhook_deliveries" ("company_id", "created_at") where "status" = \'pending\' and "held_until" is null and not "is_test"',
+})
 export class WebhookDelivery extends CompanyRecord {
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
   endpoint!: Ref<WebhookEndpoint>;

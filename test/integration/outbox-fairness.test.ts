@@ -16,7 +16,7 @@ describe('outbox dispatcher fairness', () => {
   afterAll(() => stack.close());
 
   /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
-  const quietDispatcher = (options: { companyStartsPerSecond?: number } = {}) =>
+  const quietDispatcher = (options: { companyStartsPerSecond?: number; companyMaxQueued?: number } = {}) =>
     new OutboxDispatcher({
       orm: stack.orm,
       deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
@@ -90,6 +90,57 @@ describe('outbox dispatcher fairness', () => {
         .em()
         .execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [busy.companyId]);
       expect(order.map((row) => row.emp)).toEqual(['RATE-0', 'RATE-1', 'RATE-2']);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+  it("starts no more of a company's deliveries while its bound of them wait in Temporal's queue; as a worker takes them up, the next follow in order", async () => {
+    const busy = await createTenant(stack.orm, ['admin']);
+    const quiet = await createTenant(stack.orm, ['admin']);
+    for (const tenant of [busy, quiet]) {
+      const subscriber = await addApiKey(stack, tenant);
+      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/queue`, event_types: ['employee.created'] });
+    }
+    const employee = (tenant: Tenant, n: string) =>
+      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `QUEUE-${n}`, name: 'Queue Worker', email: 'queue@example.com', employee_type: 'site_worker' }));
+    for (let i = 0; i < 5; i++) expect((await employee(busy, String(i))).status).toBe(200);
+    expect((await employee(quiet, 'Q')).status).toBe(200);
+
+    const undispatched = async (tenant: Tenant) =>
+      Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
+    const deliveries = (tenant: Tenant) =>
+      stack.em().execute<{ id: string }[]>('select id from webhook_deliveries where company_id = ? order by created_at', [tenant.companyId]).then((rows) => rows.map((r) => r.id));
+    // No worker serves this stack's task queues: the runs started stay queued until the test plays the worker's part.
+    const dispatcher = quietDispatcher({ companyMaxQueued: 2 });
+    const afterRecheck = () => new Promise((resolve) => setTimeout(resolve, 250));
+    try {
+      // Two of the busy company's deliveries fit its queue, and the quiet company's one fits its own.
+      expect(await dispatcher.dispatchBatch()).toBe(3);
+      expect(await undispatched(quiet)).toBe(0);
+      expect(await undispatched(busy)).toBe(3);
+      // Counted again, its queue is still full: nothing more is started.
+      await afterRecheck();
+      expect(await dispatcher.dispatchBatch()).toBe(0);
+      // A worker takes one up (its first workflow task holds it behind its endpoint): one more event goes.
+      const [first, second] = await deliveries(busy);
+      await stack.em().execute(`update webhook_deliveries set held_reason = 'endpoint_busy', held_until = now() + interval '1 hour' where id = ?`, [first]);
+      await afterRecheck();
+      expect(await dispatcher.dispatchBatch()).toBe(1);
+      expect(await undispatched(busy)).toBe(2);
+      // One begun by recording an attempt, one whose run never began in two minutes (it is gone): two more go.
+      await stack.em().execute(
+        `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger) values (gen_random_uuid(), ?, now(), now(), ?, 0, 'automatic')`,
+        [busy.companyId, second],
+      );
+      const third = (await deliveries(busy))[2]!;
+      await stack.em().execute(`update webhook_deliveries set created_at = created_at - interval '3 minutes' where id = ?`, [third]);
+      await afterRecheck();
+      expect(await dispatcher.dispatchBatch()).toBe(2);
+      expect(await undispatched(busy)).toBe(0);
+      const order = await stack
+        .em()
+        .execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [busy.companyId]);
+      expect(order.map((row) => row.emp)).toEqual(['QUEUE-0', 'QUEUE-1', 'QUEUE-2', 'QUEUE-3', 'QUEUE-4']);
     } finally {
       await dispatcher.stop();
     }

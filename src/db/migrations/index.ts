@@ -15,6 +15,7 @@ import { Migration20261125000100RecordCounts } from './Migration20261125000100Re
 import { Migration20261126000000ScheduledReports } from './Migration20261126000000ScheduledReports';
 import { Migration20261127000000PostalAddress } from './Migration20261127000000PostalAddress';
 import { Migration20261128000000EndpointAdmission } from './Migration20261128000000EndpointAdmission';
+import { Migration20261129000000QueuedStarts } from './Migration20261129000000QueuedStarts';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126000000ScheduledReports', class: Migration20261126000000ScheduledReports },
   { name: 'Migration20261127000000PostalAddress', class: Migration20261127000000PostalAddress },
   { name: 'Migration20261128000000EndpointAdmission', class: Migration20261128000000EndpointAdmission },
+  { name: 'Migration20261129000000QueuedStarts', class: Migration20261129000000QueuedStarts },
 ];
