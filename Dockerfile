@@ -10,6 +10,8 @@ WORKDIR /app
 ARG NPM_VERSION=11.19.1
 RUN npm install -g npm@${NPM_VERSION}
 COPY package.json package-lock.json ./
+# The client SDK is a workspace of package.json: npm ci needs its manifest (the image does not build it).
+COPY sdk/typescript/package.json ./sdk/typescript/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

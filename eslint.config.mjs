@@ -29,7 +29,7 @@ const restrictImports = (files, patterns = [], ignores = []) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/', 'sdk/typescript/dist/', 'sdk/typescript/src/generated/'] },
   eslint.configs.recommended,
   tseslint.configs.recommended,
   {
@@ -111,7 +111,7 @@ export default tseslint.config(
     },
   },
   {
-    // Plain CommonJS (the subscriber example in docs/, jest.config.js) and this file.
+    // Plain JavaScript: jest.config.js (CommonJS), the subscriber example in docs/ and this file (ES modules).
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -13,7 +13,8 @@ const swc = [
 
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  // The client SDK is tested as built (sdk/typescript/dist, ES modules), turned into CommonJS like the tests.
+  transform: { '^.+\\.ts$': swc, '/sdk/typescript/dist/.+\\.js$': swc },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   // Real PostgreSQL and a real Temporal dev server, started once for the whole run.
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',

@@ -1,8 +1,5 @@
+import { verifyWebhook, WebhookVerificationError } from '@construction-integration/client';
 import type { ReceivedRequest } from './https-receiver';
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the plain-JS example subscribers copy
-const { verifyWebhook } = require('../../docs/examples/webhook-receiver.js') as {
-  verifyWebhook: (secret: string | string[], rawBody: string, headers: Record<string, unknown>) => boolean;
-};
 import { waitFor } from './processes';
 import { issueTestKey, request, type Tenant, type TestStack } from './stack';
 
@@ -25,12 +22,18 @@ export async function registerEndpoint(stack: TestStack, key: string, body: Reco
 }
 
 /**
- * Verifies a delivery with the README's subscriber example (docs/examples/webhook-receiver.js), which does
- * what webhooks.md §5 tells receivers to: HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` with the
- * endpoint secret, compared in constant time, timestamp at most 300 s old.
+ * Verifies a delivery as subscribers do, with the client SDK's verifyWebhook (docs/examples/webhook-receiver.mjs
+ * uses it), which does what webhooks.md §5 tells receivers to: HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`
+ * with the endpoint secret, compared in constant time, timestamp at most 300 s old.
  */
 export function verifiedAsReceiver(secret: string | string[], received: ReceivedRequest): boolean {
-  return verifyWebhook(secret, received.body, received.headers);
+  try {
+    verifyWebhook(received.body, received.headers, secret);
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
 }
 
 /**
