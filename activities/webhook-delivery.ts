@@ -1,9 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DeliveryAttempt, type AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
 import { markFailed, resolveDeliveryAlerts } from '../src/delivery/alerts';
-import { classify, endpointNotActive, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
+import { classify, endpointNotActive, inAttemptSpan, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
 import { admitAttempt, allHeld, clearHold, settleAttempt, verdictOf, wakeHeld } from '../src/delivery/endpoint-admission';
 import { type HoldReason, WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
+import { currentTraceId } from '../src/observability/trace-context';
 import { isUuid } from '../src/schemas/formats';
 import { deliveryHeaders, signingSecrets } from '../src/delivery/delivery-headers';
 import type { WebhookResult } from '../src/delivery/webhook-sender';
@@ -163,19 +164,26 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         await clearHold(em, delivery.id);
       }
 
-      const attempt = existing ?? em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger });
+      const attempt =
+        existing ??
+        em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger, traceId: currentTraceId() });
       Object.assign(delivery, { status: delivery.status === 'pending' ? 'pending' : 'retrying', nextAttemptAt: null });
       // Visible as in progress while the request is out.
       await em.flush();
 
+      const endpointHost = new URL(endpoint.url).hostname;
       const result: WebhookResult =
         endpoint.status === 'active'
-          ? await sender.send({
-              url: endpoint.url,
-              body: delivery.payload,
-              headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
-              onProgress: () => Context.current().heartbeat(),
-            })
+          ? await inAttemptSpan(
+              { companyId: delivery.company.id, deliveryId: delivery.id, endpointId: endpoint.id, endpointHost, eventType: delivery.eventType, attemptNumber: input.attemptNumber, trigger: input.trigger },
+              () =>
+                sender.send({
+                  url: endpoint.url,
+                  body: delivery.payload,
+                  headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
+                  onProgress: () => Context.current().heartbeat(),
+                }),
+            )
           : endpointNotActive(endpoint);
       // 429 asks to come back later, unlike other 4xx (rules 6.3); 410 says the endpoint is gone for good.
       const outcome = result.statusCode === 429 ? 'retryable_failure' : classify(result);
@@ -208,7 +216,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         logger.info({ endpointId: endpoint.id, companyId: delivery.company.id, circuit: transition, lastError: result.error }, `circuit breaker of endpoint ${endpoint.id} ${transition}`);
       }
       if (endpoint.status === 'active' || result.durationMs > 0) {
-        metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
+        metrics.attemptDuration.observe({ endpoint_host: endpointHost, outcome }, result.durationMs / 1000);
       }
       return settle(attempt, result.retryAfterMs);
     },

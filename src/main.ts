@@ -1,6 +1,5 @@
 import { exitOnUnsupportedNode } from './runtime-version';
 import { loadConfig } from './config';
-import { startEmbeddedPostgres } from './db/embedded-postgres';
 import {
   LOCAL_DATA_DIR,
   LOCAL_DATABASE,
@@ -10,6 +9,7 @@ import {
   localEncryptionKey,
 } from './local-environment';
 import { createLogger } from './logger';
+import { startTracingFromEnv } from './observability/tracing';
 import { onShutdownSignal } from './shutdown';
 
 exitOnUnsupportedNode();
@@ -39,10 +39,14 @@ async function main() {
     for (const stop of stops.reverse()) await stop().catch((error: unknown) => logger.error({ err: error }, 'stop failed'));
   };
   try {
+    // Before the code that loads node:http and pg: the SDK instruments them as they are required.
+    const tracing = await startTracingFromEnv('construction-integration');
+    if (tracing) stops.push(() => tracing.stop());
     env.ENCRYPTION_KEY ||= localEncryptionKey();
     const servers: Promise<void>[] = [];
     if (!env.DATABASE_URL) {
       logger.info({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT }, 'starting embedded PostgreSQL');
+      const { startEmbeddedPostgres } = await import('./db/embedded-postgres.js');
       servers.push(
         startEmbeddedPostgres({ dataDir: LOCAL_DATA_DIR, port: LOCAL_POSTGRES_PORT, database: LOCAL_DATABASE }).then((db) => {
           stops.push(db.stop);

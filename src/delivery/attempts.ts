@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AttemptOutcome } from './delivery-attempt.entity';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { inSpan } from '../observability/spans';
+import type { AttemptOutcome, AttemptTrigger } from './delivery-attempt.entity';
 import { disableEndpoint } from './endpoints-service';
 import type { WebhookEndpoint } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
@@ -11,6 +13,44 @@ export function classify(result: WebhookResult): Exclude<AttemptOutcome, 'in_pro
   if (result.failureKind === 'blocked') return 'permanent_failure';
   if (result.failureKind === 'http' && result.statusCode !== null && result.statusCode < 500) return 'permanent_failure';
   return 'retryable_failure';
+}
+
+/** What the span of an attempt names: the delivery, the attempt and the endpoint's host. */
+export interface AttemptSpanAttributes {
+  companyId: string;
+  deliveryId: string;
+  endpointId: string;
+  endpointHost: string;
+  eventType: string;
+  attemptNumber: number;
+  trigger: AttemptTrigger;
+}
+
+/**
+ * Makes the attempt in a span of its own, whose trace context the request carries to the endpoint (the sender sends
+ * the active span's). The span names the endpoint by its host only (a URL's path or query may hold a token), and
+ * holds neither the body nor a signature.
+ */
+export function inAttemptSpan(attempt: AttemptSpanAttributes, send: () => Promise<WebhookResult>): Promise<WebhookResult> {
+  const attributes = {
+    'company.id': attempt.companyId,
+    'webhook.delivery_id': attempt.deliveryId,
+    'webhook.endpoint_id': attempt.endpointId,
+    'webhook.event_type': attempt.eventType,
+    'webhook.attempt_number': attempt.attemptNumber,
+    'webhook.trigger': attempt.trigger,
+    'server.address': attempt.endpointHost,
+    'http.request.method': 'POST',
+  };
+  return inSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const result = await send();
+    if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+    if (result.failureKind !== null) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute('error.type', result.failureKind);
+    }
+    return result;
+  });
 }
 
 /** What an attempt to an endpoint that is not active comes to: a permanent failure, without sending. */

@@ -6,6 +6,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
 import { findPage, type Page } from '../domain/page';
+import { type TraceContext, traceContextOf } from '../observability/trace-context';
 import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from '../temporal/delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
@@ -32,6 +33,11 @@ export interface DeliveryFilters {
   after?: string;
 }
 
+/** The trace the delivery was made in; null when untraced. */
+export function deliveryTrace(delivery: Pick<WebhookDelivery, 'traceparent' | 'tracestate'>): TraceContext | null {
+  return delivery.traceparent ? { traceparent: delivery.traceparent, tracestate: delivery.tracestate } : null;
+}
+
 /** What the delivery's workflow is started with. */
 export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
   const endpoint = delivery.endpoint.getEntity();
@@ -39,6 +45,7 @@ export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
     input: { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: endpoint.id, eventType: delivery.eventType },
     endpointUrl: endpoint.url,
     eventId: delivery.event?.id ?? null,
+    trace: deliveryTrace(delivery),
   };
 }
 
@@ -159,12 +166,24 @@ export async function sendTestDelivery(
   const endpoint = await getEndpoint(em, companyId, endpointId);
   const id = uuidv7();
   const body = testDeliveryBody({ deliveryId: id, companyId, endpointId, shape: endpoint.payloadShape });
-  const delivery = em.create(WebhookDelivery, { id, company: companyId, endpoint, eventType: body.eventType, payload: body.payload, isTest: true });
+  // In the trace of the request that asks for it.
+  const trace = traceContextOf();
+  const delivery = em.create(WebhookDelivery, {
+    id,
+    company: companyId,
+    endpoint,
+    eventType: body.eventType,
+    payload: body.payload,
+    isTest: true,
+    traceparent: trace?.traceparent ?? null,
+    tracestate: trace?.tracestate ?? null,
+  });
   await em.flush();
   await deliveryWorkflows.start({
     input: { deliveryId: id, companyId, endpointId, eventType: body.eventType },
     endpointUrl: endpoint.url,
     eventId: null,
+    trace,
   });
   // A test send that failed ends its run as failed: the attempt is recorded all the same.
   const completed = await deliveryWorkflows.closedWithin(id, config.webhooks.timeoutMs + 5000);

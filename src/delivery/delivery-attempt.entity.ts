@@ -36,4 +36,8 @@ export class DeliveryAttempt extends CompanyRecord {
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   finishedAt: Date | null = null;
+
+  /** The trace the attempt was made in (its traceparent went to the endpoint); null while tracing is off. */
+  @Property({ type: 'text', nullable: true })
+  traceId: string | null = null;
 }

@@ -28,6 +28,8 @@ interface EventRow {
   catalog_data: Record<string, unknown> | null;
   origin_api_key_id: string | null;
   created_at: Date;
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 interface EndpointRow {
@@ -119,7 +121,7 @@ export class OutboxDispatcher {
              ) waiting
             where c.company_id <> all(?::uuid[])
          )
-         select o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at
+         select o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
            from outbox_events o join turns t on t.id = o.id
           where o.dispatched_at is null
           order by t.turn, o.created_at, o.id limit ? for update of o skip locked`,
@@ -157,11 +159,21 @@ export class OutboxDispatcher {
           { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: new Date(event.created_at), data: event.data, catalogData: event.catalog_data },
           endpoint.payload_shape,
         );
-        rows.push({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, payload: body.payload });
+        rows.push({
+          id,
+          company_id: event.company_id,
+          endpoint_id: endpoint.id,
+          event_id: event.id,
+          event_type: body.eventType,
+          payload: body.payload,
+          traceparent: event.traceparent,
+          tracestate: event.tracestate,
+        });
         toStart.push({
           input: { deliveryId: id, companyId: event.company_id, endpointId: endpoint.id, eventType: body.eventType },
           endpointUrl: endpoint.url,
           eventId: event.id,
+          trace: event.traceparent ? { traceparent: event.traceparent, tracestate: event.tracestate } : null,
         });
       }
     }
@@ -169,10 +181,10 @@ export class OutboxDispatcher {
       // A microsecond apart in event order: an endpoint's deliveries are ordered by created_at (held ones are let
       // through oldest first), and one transaction's now() would leave a batch's in the random order of their ids.
       await tx.execute(
-        `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, created_at, updated_at)
-         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, now() + (d.n - 1) * interval '1 microsecond', now()
-           from rows from (json_to_recordset(?::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text))
-                with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, n)
+        `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, created_at, updated_at)
+         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now() + (d.n - 1) * interval '1 microsecond', now()
+           from rows from (json_to_recordset(?::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text))
+                with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, n)
          on conflict (event_id, endpoint_id) do nothing`,
         [JSON.stringify(rows)],
       );

@@ -76,4 +76,14 @@ export class WebhookDelivery extends CompanyRecord {
   /** When the waiting run looks again at the latest; waiting deliveries are let through oldest first. */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   heldUntil: Date | null = null;
+
+  /**
+   * The W3C trace context the delivery was made in (its event's, or the test send's request's): its run continues
+   * that trace, and a re-run links to it. Null while tracing is off.
+   */
+  @Property({ type: 'text', nullable: true })
+  traceparent: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  tracestate: string | null = null;
 }

@@ -2,13 +2,17 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
+import { traceHeaders } from '../observability/trace-context';
 import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
 
 export interface WebhookRequest {
   url: string;
   /** Sent byte-for-byte (UTF-8) as given. */
   body: string;
-  /** The caller's headers (signature etc.); the sender adds Content-Type, Content-Length and a User-Agent. */
+  /**
+   * The caller's headers (signature etc.); the sender adds Content-Type, Content-Length, a User-Agent, and the active
+   * span's W3C traceparent and tracestate (not signed), so the endpoint's own trace can join ours.
+   */
   headers: Record<string, string>;
   /** Called every PROGRESS_INTERVAL_MS while the request is in flight, so the activity can heartbeat. */
   onProgress?: () => void;
@@ -129,6 +133,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
           headers: {
             'User-Agent': userAgent,
             ...request.headers,
+            ...traceHeaders(),
             'Content-Type': 'application/json',
             'Content-Length': String(body.length),
           },

@@ -31,4 +31,14 @@ export class OutboxEvent extends CompanyRecord {
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   dispatchedAt: Date | null = null;
+
+  /**
+   * The W3C trace context of the span that made the change (the request's, when traced): its deliveries' runs
+   * continue that trace. Null while tracing is off.
+   */
+  @Property({ type: 'text', nullable: true })
+  traceparent: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  tracestate: string | null = null;
 }

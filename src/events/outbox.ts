@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import type { Actor } from '../domain/accounts/actor';
 import { Company } from '../domain/accounts/company.entity';
+import { traceContextOf } from '../observability/trace-context';
 import { OutboxEvent } from './outbox-event.entity';
 import type { EventKey, EventPayload } from './registry';
 
@@ -14,7 +15,8 @@ export interface ScheduledOrigin {
 /**
  * Appends an event to the outbox in the caller's unit of work. Call it inside the transaction that makes the
  * change: both commit together or neither does. The payload holds the data of each shape that describes
- * the event, typed by its schema in schemas/events/.
+ * the event, typed by its schema in schemas/events/. The active span (the request's) is recorded as the event's
+ * place in its trace.
  */
 export function recordEvent<K extends EventKey>(
   em: EntityManager,
@@ -23,6 +25,7 @@ export function recordEvent<K extends EventKey>(
   payload: EventPayload<K>,
   eventId: string = uuidv7(),
 ): OutboxEvent {
+  const trace = traceContextOf();
   return em.create(OutboxEvent, {
     id: eventId,
     company: em.getReference(Company, actor.companyId),
@@ -30,5 +33,7 @@ export function recordEvent<K extends EventKey>(
     data: (payload.a ?? null) as Record<string, unknown> | null,
     catalogData: (payload.b ?? null) as Record<string, unknown> | null,
     originApiKeyId: actor.apiKeyId,
+    traceparent: trace?.traceparent ?? null,
+    tracestate: trace?.tracestate ?? null,
   });
 }

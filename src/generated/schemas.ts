@@ -4511,6 +4511,10 @@ export interface DeliveryAttempt {
   response_excerpt: string | null;
   started_at: string;
   finished_at: string | null;
+  /**
+   * The OpenTelemetry trace the attempt was made in (its traceparent went to the endpoint); null when tracing was off.
+   */
+  trace_id: string | null;
 }
 
 /**
@@ -4540,6 +4544,10 @@ export interface WebhookDelivery {
   payload: {
     [k: string]: unknown;
   };
+  /**
+   * The OpenTelemetry trace of the change the delivery carries (the request that made it), which its automatic attempts continue; a re-run asked for by hand has a trace of its own that links to it. Null when tracing was off.
+   */
+  trace_id: string | null;
   attempts?: DeliveryAttempt[];
 }
 

@@ -1,5 +1,16 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, type ClientInterceptors, Connection } from '@temporalio/client';
 import type { Config } from '../config';
+import { activeTracing } from '../observability/tracing';
+
+/**
+ * With tracing on, each workflow start, signal, update and query is a span whose context goes into the run's
+ * headers, so the run and its activities are in the caller's trace. Loaded only then.
+ */
+async function tracingInterceptors(): Promise<ClientInterceptors | undefined> {
+  if (!activeTracing()) return undefined;
+  const { OpenTelemetryWorkflowClientInterceptor } = await import('@temporalio/interceptors-opentelemetry');
+  return { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+}
 
 export async function connectTemporalClient(config: Pick<Config['temporal'], 'address' | 'namespace' | 'apiKey'>): Promise<Client> {
   const connection = await Connection.connect({
@@ -9,5 +20,5 @@ export async function connectTemporalClient(config: Pick<Config['temporal'], 'ad
     channelArgs: { 'grpc.max_reconnect_backoff_ms': 5_000 },
     ...(config.apiKey ? { apiKey: config.apiKey, tls: true } : {}),
   });
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, interceptors: await tracingInterceptors() });
 }

@@ -1,11 +1,14 @@
 import type { DeliveryRecoveryInput } from '../../workflows/delivery-recovery.contract';
 import type { RerunRequest, RerunResult, WebhookDeliveryInput } from '../../workflows/webhook-delivery.contract';
+import type { TraceContext } from '../observability/trace-context';
 
-/** What a delivery's run is started with: its input, and what its search attributes and summary name. */
+/** What a delivery's run is started with: its input, what its search attributes and summary name, and its trace. */
 export interface DeliveryToStart {
   input: WebhookDeliveryInput;
   endpointUrl: string;
   eventId: string | null;
+  /** The trace the delivery was made in: its run continues it, a re-run links to it; null when untraced. */
+  trace: TraceContext | null;
 }
 
 /** How a re-run was asked for: an update to the open run (with the attempt it made when awaited), or a new run. */

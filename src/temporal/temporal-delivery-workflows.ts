@@ -1,3 +1,4 @@
+import { context } from '@opentelemetry/api';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type Client,
@@ -10,6 +11,8 @@ import {
 } from '@temporalio/client';
 import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
+import { inSpan } from '../observability/spans';
+import { contextOf, linksTo } from '../observability/trace-context';
 import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
 import { fairnessOf } from './fairness';
 import { resultWithin } from './result-within';
@@ -75,38 +78,51 @@ async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitM
   return { via: 'update', result };
 }
 
+/** DeliveryWorkflows.requestRerun: the update "rerun" to the open run, or a new run once it has closed. */
+async function requestRerunOf(temporal: Client, queues: TaskQueues, delivery: DeliveryToStart, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
+  const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
+  // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
+  for (let round = 1; ; round++) {
+    let running: boolean;
+    try {
+      running = (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      running = false;
+    }
+    if (running) {
+      try {
+        return await rerunOpenRun(handle, request, waitMs);
+      } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) throw new RerunRefused(error.cause?.message ?? error.message, { cause: error });
+        // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
+        // run makes the attempt.
+        if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
+        continue;
+      }
+    }
+    // Someone else started a run between our look and our start: the update goes to that run (at the last round,
+    // that run's attempt is this request's too).
+    if ((await startDeliveryRun(temporal, queues, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
+  }
+}
+
 /** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue), with its company's fairness key. */
 export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues): DeliveryWorkflows {
   return {
-    start: (delivery) => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
+    // In the trace the delivery was made in: the client's tracing interceptor carries it into the run's headers.
+    start: (delivery) =>
+      delivery.trace
+        ? context.with(contextOf(delivery.trace), () => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'))
+        : startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
 
-    async requestRerun(delivery, request, waitMs) {
-      const handle = temporal.workflow.getHandle(deliveryWorkflowId(delivery.input.deliveryId));
-      // Each round follows a change made by someone else meanwhile (a run that closed, or one another caller started).
-      for (let round = 1; ; round++) {
-        let running: boolean;
-        try {
-          running = (await handle.describe()).status.name === 'RUNNING';
-        } catch (error) {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-          running = false;
-        }
-        if (running) {
-          try {
-            return await rerunOpenRun(handle, request, waitMs);
-          } catch (error) {
-            if (error instanceof WorkflowUpdateFailedError) throw new RerunRefused(error.cause?.message ?? error.message, { cause: error });
-            // The run closed between our look and our call (a test delivery's run ends after its attempt): a new
-            // run makes the attempt.
-            if (!(error instanceof WorkflowNotFoundError) || round >= RERUN_ROUNDS) throw error;
-            continue;
-          }
-        }
-        // Someone else started a run between our look and our start: the update goes to that run (at the last round,
-        // that run's attempt is this request's too).
-        if ((await startDeliveryRun(temporal, queues, delivery, 'ALLOW_DUPLICATE')) || round >= RERUN_ROUNDS) return { via: 'new_run' };
-      }
-    },
+    // A trace of its own (the caller's: a request, or a bulk recovery's run) that links to the delivery's.
+    requestRerun: (delivery, request, waitMs) =>
+      inSpan(
+        'webhook delivery rerun',
+        { links: linksTo(delivery.trace), attributes: { 'company.id': delivery.input.companyId, 'webhook.delivery_id': delivery.input.deliveryId } },
+        () => requestRerunOf(temporal, queues, delivery, request, waitMs),
+      ),
 
     closedWithin(deliveryId, ms) {
       return resultWithin(temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)), ms).then(

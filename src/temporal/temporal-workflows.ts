@@ -13,6 +13,7 @@ import {
 } from '@temporalio/client';
 import type { Workflow } from '@temporalio/common';
 import { setTimeout as delay } from 'node:timers/promises';
+import { inSpan } from '../observability/spans';
 import { apiErrorFromWorkflow } from './failures';
 import { resultWithin } from './result-within';
 import { fairnessOf } from './fairness';
@@ -56,6 +57,15 @@ function startOptions(start: WorkflowStart, queues: TaskQueues): WorkflowStartOp
     staticSummary: start.summary,
     ...(start.details ? { staticDetails: start.details } : {}),
   };
+}
+
+/**
+ * The span of a request to a multi-step workflow (start, signal or update, and the wait for its answer), named by the
+ * workflow's type, with the company it works for. Not the record key: it may be an employee number.
+ */
+function inWorkflowSpan<T>(start: WorkflowStart, call: string, work: () => Promise<T>): Promise<T> {
+  const attributes = { 'company.id': start.labels.companyId, 'workflow.type': start.workflowType, 'workflow.operation': start.labels.eventType, 'workflow.call': call };
+  return inSpan(start.workflowType, { attributes }, work);
 }
 
 /** The domain's errors for what Temporal throws: a closed run that may not start again, or the business error a run failed with. */
@@ -143,48 +153,52 @@ function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGatewa
 /** The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue, with its company's fairness key. */
 export function temporalWorkflows(temporal: Client, queues: TaskQueues): WorkflowGateway {
   return {
-    async start(start) {
-      try {
-        await temporal.workflow.start(start.workflowType, startOptions(start, queues));
-      } catch (error) {
-        throw domainError(error);
-      }
-    },
+    start: (start) =>
+      inWorkflowSpan(start, 'start', async () => {
+        try {
+          await temporal.workflow.start(start.workflowType, startOptions(start, queues));
+        } catch (error) {
+          throw domainError(error);
+        }
+      }),
 
-    async startAndAwait<R>(start: WorkflowStart, waitMs: number) {
-      const handle = await temporal.workflow.start(start.workflowType, startOptions(start, queues));
-      return awaitOutcome<R>(handle, waitMs);
-    },
+    startAndAwait: <R>(start: WorkflowStart, waitMs: number) =>
+      inWorkflowSpan(start, 'startAndAwait', async () => {
+        const handle = await temporal.workflow.start(start.workflowType, startOptions(start, queues));
+        return awaitOutcome<R>(handle, waitMs);
+      }),
 
-    async signalAndAwait<R>(start: WorkflowStart, signal: { name: string; args: unknown[] }, waitMs: number) {
-      let handle;
-      try {
-        // A signal goes to the open run whatever the start says: there is no conflict to resolve.
-        const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, queues);
-        handle = await temporal.workflow.signalWithStart(start.workflowType, { ...options, signal: signal.name, signalArgs: signal.args });
-      } catch (error) {
-        throw domainError(error);
-      }
-      return awaitOutcome<R>(handle, waitMs);
-    },
+    signalAndAwait: <R>(start: WorkflowStart, signal: { name: string; args: unknown[] }, waitMs: number) =>
+      inWorkflowSpan(start, 'signalAndAwait', async () => {
+        let handle;
+        try {
+          // A signal goes to the open run whatever the start says: there is no conflict to resolve.
+          const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, queues);
+          handle = await temporal.workflow.signalWithStart(start.workflowType, { ...options, signal: signal.name, signalArgs: signal.args });
+        } catch (error) {
+          throw domainError(error);
+        }
+        return awaitOutcome<R>(handle, waitMs);
+      }),
 
-    async update<R>(start: WorkflowStart, update: { name: string; args: unknown[] }, waitMs: number) {
-      const answer = temporal.workflow.executeUpdateWithStart(update.name, {
-        args: update.args,
-        startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, queues), workflowIdConflictPolicy: 'USE_EXISTING' }),
-      });
-      const timer = new AbortController();
-      try {
-        const answered = await Promise.race([answer.then((result) => ({ result: result as R })), delay(waitMs, null, { signal: timer.signal })]);
-        // A worker may still take it later.
-        if (!answered) answer.catch(() => undefined);
-        return answered;
-      } catch (error) {
-        throw domainError(error);
-      } finally {
-        timer.abort();
-      }
-    },
+    update: <R>(start: WorkflowStart, update: { name: string; args: unknown[] }, waitMs: number) =>
+      inWorkflowSpan(start, 'update', async () => {
+        const answer = temporal.workflow.executeUpdateWithStart(update.name, {
+          args: update.args,
+          startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, queues), workflowIdConflictPolicy: 'USE_EXISTING' }),
+        });
+        const timer = new AbortController();
+        try {
+          const answered = await Promise.race([answer.then((result) => ({ result: result as R })), delay(waitMs, null, { signal: timer.signal })]);
+          // A worker may still take it later.
+          if (!answered) answer.catch(() => undefined);
+          return answered;
+        } catch (error) {
+          throw domainError(error);
+        } finally {
+          timer.abort();
+        }
+      }),
 
     schedules: temporalSchedules(temporal, queues),
   };

@@ -1,14 +1,8 @@
 import { exitOnUnsupportedNode } from '../runtime-version';
 import { loadConfig } from '../config';
-import { connectOrm } from '../db/orm';
 import { createLogger } from '../logger';
-import { startOutboxDispatcher } from '../delivery/outbox-dispatcher';
+import { startTracingFromEnv } from '../observability/tracing';
 import { onShutdownSignal } from '../shutdown';
-import { connectTemporalClient } from '../temporal/connection';
-import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
-import { ensureRetentionSchedule } from '../temporal/retention-schedule';
-import { installTemporalRuntime } from '../temporal/runtime';
-import { startWorker } from './worker';
 
 exitOnUnsupportedNode();
 
@@ -20,14 +14,26 @@ exitOnUnsupportedNode();
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Before the code that loads node:http and pg: the SDK instruments them as they are required.
+  const tracing = await startTracingFromEnv('construction-integration-worker');
+  const [{ connectOrm }, { startOutboxDispatcher }, { connectTemporalClient }, { temporalDeliveryWorkflows }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
+    await Promise.all([
+      import('../db/orm.js'),
+      import('../delivery/outbox-dispatcher.js'),
+      import('../temporal/connection.js'),
+      import('../temporal/temporal-delivery-workflows.js'),
+      import('../temporal/retention-schedule.js'),
+      import('../temporal/runtime.js'),
+      import('./worker.js'),
+    ]);
   installTemporalRuntime(config.logLevel);
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
   const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
   await ensureRetentionSchedule(temporal, config);
-  logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort }, 'worker running');
-  onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close()]);
+  logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort, tracing: tracing !== null }, 'worker running');
+  onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close(), async () => tracing?.stop()]);
   await worker.finished;
 }
 

@@ -1,5 +1,7 @@
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions as TemporalWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
+import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createActivities } from '../../activities';
 import type { Config, WorkerSlots } from '../config';
@@ -7,8 +9,10 @@ import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createWorkerMetrics, serveMetrics } from '../metrics';
+import { activeTracing, type RunningTracing } from '../observability/tracing';
 import { connectTemporalClient } from '../temporal/connection';
 import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
+import { COMPANY_ID } from '../temporal/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { createWebhookSender } from '../delivery/webhook-sender';
 
@@ -34,7 +38,10 @@ export interface WorkerOptions {
   config: Config;
   orm: Orm;
   logger: Logger;
-  /** A prebuilt workflow bundle (tests build one once); otherwise workflows/ is bundled at start. */
+  /**
+   * A prebuilt workflow bundle (tests build one once); otherwise workflows/ is bundled at start. With tracing on it
+   * must hold the tracing interceptors (bundleWorkflows(true)).
+   */
   workflowBundlePath?: string;
   /** Extra trusted root for subscriber endpoints (tests' self-signed receivers); production uses NODE_EXTRA_CA_CERTS. */
   webhookCa?: string;
@@ -43,6 +50,46 @@ export interface WorkerOptions {
 }
 
 const DRAIN_CHECK_INTERVAL_MS = 60_000;
+
+/** The workflow interceptors that trace each run (its execution, activities, signals, updates) inside its sandbox. */
+const WORKFLOW_TRACING_INTERCEPTORS = '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
+
+/** The workflow code of workflows/, with the tracing interceptors when `traced`; bundling takes seconds of CPU. */
+export function bundleWorkflows(traced: boolean): Promise<{ code: string }> {
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules: traced ? [require.resolve(WORKFLOW_TRACING_INTERCEPTORS)] : [],
+    logger: Runtime.instance().logger,
+  });
+}
+
+/**
+ * Tracing's part of a Worker: each activity a span in its run's trace (from the headers the run passes on), and the
+ * sink through which the spans the bundled interceptors make inside workflow runs reach the SDK's exporter.
+ */
+async function tracingOptions(tracing: RunningTracing): Promise<Pick<TemporalWorkerOptions, 'interceptors' | 'sinks'>> {
+  const otel = await import('@temporalio/interceptors-opentelemetry');
+  const exporter = otel.makeWorkflowExporter(tracing.spanProcessor, tracing.resource);
+  return {
+    interceptors: {
+      activity: [(ctx) => ({ inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx), outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx) })],
+    },
+    sinks: { exporter: { export: { fn: (info: WorkflowInfo, spans: SerializableSpan[]) => exporter.export.fn(runAttributes(info), spans) } } },
+  };
+}
+
+/**
+ * What a workflow span says of its run: which run, and the company it works for. The sink adds the WorkflowInfo it is
+ * given to every span as attributes, and the whole of it would bring the run's memo and a retried run's last failure
+ * and result, which may quote a subscriber's response.
+ */
+function runAttributes(info: WorkflowInfo): WorkflowInfo {
+  // The typed search attributes lose their methods on the way out of the workflow sandbox; the plain ones do not.
+  const companyId = info.searchAttributes[COMPANY_ID.name]?.[0];
+  const attributes = { workflowId: info.workflowId, runId: info.runId, workflowType: info.workflowType, taskQueue: info.taskQueue, attempt: info.attempt };
+  // Only attributes, merged into each span's, are read of it.
+  return (typeof companyId === 'string' ? { ...attributes, 'company.id': companyId } : attributes) as unknown as WorkflowInfo;
+}
 
 /**
  * One Temporal Worker per task queue, each with its own slot budget, in one process: a backlog of hanging delivery
@@ -74,12 +121,13 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     deliveryWorkflows: temporalDeliveryWorkflows(client, config.temporal.taskQueues),
     publicBaseUrl: config.publicBaseUrl,
   });
-  // Bundled once for all the Workers: it takes seconds of CPU.
-  const workflowBundle: WorkflowBundleOption = workflowBundlePath
-    ? { codePath: workflowBundlePath }
-    : await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: Runtime.instance().logger });
+  const tracing = activeTracing();
+  // Bundled once for all the Workers.
+  const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflows(tracing !== null);
+  const traced = tracing ? await tracingOptions(tracing) : {};
   const createWorker = (taskQueue: string, slots: WorkerSlots) =>
     Worker.create({
+      ...traced,
       connection,
       namespace: config.temporal.namespace,
       taskQueue,

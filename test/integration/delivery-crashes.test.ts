@@ -115,6 +115,7 @@ describe('deliveries survive crashes', () => {
       input: { deliveryId, companyId: sender.companyId, endpointId: endpoint.id, eventType: 'employee.created' },
       endpointUrl: endpoint.url,
       eventId: sent.body.event_id,
+      trace: null,
     });
     expect(started).toBe(true);
 

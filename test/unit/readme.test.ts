@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SETTINGS } from '../../src/config';
 import { ERROR_STATUS } from '../../src/errors';
+import { TRACING_VARIABLES } from '../../src/observability/tracing';
 import { PROJECT_ROOT } from '../../src/paths';
 import { unsupportedNodeMessage } from '../../src/runtime-version';
 
@@ -10,6 +11,11 @@ describe('README', () => {
 
   it('documents every setting the service reads', () => {
     const missing = Object.keys(SETTINGS).filter((name) => !readme.includes(`| \`${name}\` |`));
+    expect(missing).toEqual([]);
+  });
+
+  it('documents the OTEL_* variables tracing reads itself', () => {
+    const missing = TRACING_VARIABLES.filter((name) => !readme.includes(`| \`${name}\` |`));
     expect(missing).toEqual([]);
   });
 

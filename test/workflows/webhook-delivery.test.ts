@@ -134,7 +134,7 @@ afterEach(async () => {
 });
 
 async function start(taskQueue: string, input: WebhookDeliveryInput) {
-  await temporalDeliveryWorkflows(env.client, { operations: taskQueue, deliveries: taskQueue }).start({ input, endpointUrl: 'https://hooks.example.com/construction', eventId: null });
+  await temporalDeliveryWorkflows(env.client, { operations: taskQueue, deliveries: taskQueue }).start({ input, endpointUrl: 'https://hooks.example.com/construction', eventId: null, trace: null });
   const handle = env.client.workflow.getHandle(deliveryWorkflowId(input.deliveryId));
   started.push(handle);
   const { runId } = await handle.describe();

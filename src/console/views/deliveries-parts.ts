@@ -35,7 +35,13 @@ export function attemptsTable(attempts: DeliveryAttempt[]): SafeHtml {
       <td>${a.durationMs === null ? '' : `${a.durationMs} ms`}</td>
       <td class="excerpt">${a.error ?? ''}</td>
       <td class="excerpt">${a.responseExcerpt ? html`<code>${a.responseExcerpt}</code>` : ''}</td>
+      <td>${a.traceId ? html`<code>${a.traceId}</code>` : html`<span class="muted">none</span>`}</td>
     </tr>`,
   );
-  return table('Attempts, first to last', ['X-Webhook-Retry', 'Trigger', 'Started', 'Outcome', 'Status code', 'Duration', 'Error', 'Response excerpt'], rows, 'No attempt has been made yet.');
+  return table(
+    'Attempts, first to last',
+    ['X-Webhook-Retry', 'Trigger', 'Started', 'Outcome', 'Status code', 'Duration', 'Error', 'Response excerpt', 'Trace id'],
+    rows,
+    'No attempt has been made yet.',
+  );
 }

@@ -1,9 +1,10 @@
 import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
-import { RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
+import { deliveryTrace, RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
 import { DELIVERY_STATUSES, type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { traceIdOf } from '../../observability/trace-context';
 import { html } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, postForm, table, time } from './components';
@@ -86,6 +87,7 @@ function pretty(payload: string): string {
 }
 
 export function deliveryPage(session: Session, { delivery, endpoint, attempts }: DeliveryPageData): string {
+  const traceId = traceIdOf(deliveryTrace(delivery));
   const canResend = session.user.role === 'admin' && (RERUNNABLE_STATUSES as readonly string[]).includes(delivery.status);
   return layout({
     title: `Delivery of ${delivery.eventType}`,
@@ -104,6 +106,7 @@ export function deliveryPage(session: Session, { delivery, endpoint, attempts }:
         ${delivery.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${time(delivery.nextAttemptAt)}</dd>` : ''}
         ${delivery.deliveredAt ? html`<dt>Delivered</dt><dd>${time(delivery.deliveredAt)}</dd>` : ''}
         ${delivery.failedAt ? html`<dt>Failed</dt><dd>${time(delivery.failedAt)}</dd>` : ''}
+        ${traceId ? html`<dt>Trace id</dt><dd><code>${traceId}</code></dd>` : ''}
       </dl>
       ${canResend ? postForm(session, `/console/deliveries/${delivery.id}/resend`, html`<button type="submit" class="button">Resend</button> <span class="hint">One more attempt now, with the same X-Webhook-ID.</span>`) : ''}
       <h2>Attempts</h2>

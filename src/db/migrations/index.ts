@@ -16,6 +16,7 @@ import { Migration20261126000000ScheduledReports } from './Migration202611260000
 import { Migration20261127000000PostalAddress } from './Migration20261127000000PostalAddress';
 import { Migration20261128000000EndpointAdmission } from './Migration20261128000000EndpointAdmission';
 import { Migration20261129000000QueuedStarts } from './Migration20261129000000QueuedStarts';
+import { Migration20261130000000TraceContext } from './Migration20261130000000TraceContext';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127000000PostalAddress', class: Migration20261127000000PostalAddress },
   { name: 'Migration20261128000000EndpointAdmission', class: Migration20261128000000EndpointAdmission },
   { name: 'Migration20261129000000QueuedStarts', class: Migration20261129000000QueuedStarts },
+  { name: 'Migration20261130000000TraceContext', class: Migration20261130000000TraceContext },
 ];

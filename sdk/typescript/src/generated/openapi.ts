@@ -4872,6 +4872,8 @@ export interface components {
             started_at: string;
             /** Format: date-time */
             finished_at: string | null;
+            /** @description The OpenTelemetry trace the attempt was made in (its traceparent went to the endpoint); null when tracing was off. */
+            trace_id: string | null;
         };
         /**
          * WebhookDelivery
@@ -4906,6 +4908,8 @@ export interface components {
             created_at: string;
             /** @description The exact JSON body sent. */
             payload: unknown;
+            /** @description The OpenTelemetry trace of the change the delivery carries (the request that made it), which its automatic attempts continue; a re-run asked for by hand has a trace of its own that links to it. Null when tracing was off. */
+            trace_id: string | null;
             attempts?: components["schemas"]["DeliveryAttempt"][];
         };
         /**

@@ -2,6 +2,7 @@ import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
 import { idOf, type View } from '../../../domain/page';
 import type { DeliveryAttempt } from '../../../delivery/delivery-attempt.entity';
 import {
+  deliveryTrace,
   getDelivery,
   listAlerts,
   listAttempts,
@@ -16,6 +17,7 @@ import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '..
 import { ApiError } from '../../../errors';
 import { isUuid } from '../../../schemas/formats';
 import { iso } from '../../../domain/event-format';
+import { traceIdOf } from '../../../observability/trace-context';
 import type {
   DeliveryAttempt as AttemptRecord,
   WebhookAlert as AlertRecord,
@@ -42,6 +44,7 @@ export function attemptJson(attempt: View<DeliveryAttempt>): AttemptRecord {
     response_excerpt: attempt.responseExcerpt,
     started_at: attempt.createdAt.toISOString(),
     finished_at: iso(attempt.finishedAt),
+    trace_id: attempt.traceId,
   };
 }
 
@@ -63,6 +66,7 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
     failed_at: iso(delivery.failedAt),
     created_at: delivery.createdAt.toISOString(),
     payload: JSON.parse(delivery.payload) as Record<string, unknown>,
+    trace_id: traceIdOf(deliveryTrace(delivery)),
     ...(attempts ? { attempts: attempts.map(attemptJson) } : {}),
   };
 }

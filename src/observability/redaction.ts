@@ -1,0 +1,22 @@
+/**
+ * What spans may say of a request or a query: its shape, never its values (filters and bodies may hold personal
+ * data, keys or secrets).
+ */
+
+/** A request target (`/api/v1/customers?email=…`) without its query string: `/api/v1/customers`. */
+export function pathOf(target: string | undefined): string {
+  const path = (target ?? '/').split(/[?#]/, 1)[0]!;
+  return path === '' ? '/' : path;
+}
+
+// A string literal as PostgreSQL reads it: E'…' with backslash escapes, or '…' where '' is a quote.
+const STRING_LITERAL = /\bE'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'/gi;
+const NUMBER_LITERAL = /\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b/gi;
+
+/**
+ * A SQL statement with its string and number literals replaced by `?`. MikroORM sends values inlined in the text
+ * rather than as bind parameters, so the statement as sent would carry them.
+ */
+export function statementWithoutLiterals(sql: string): string {
+  return sql.replace(STRING_LITERAL, '?').replace(NUMBER_LITERAL, '?');
+}

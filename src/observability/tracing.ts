@@ -1,0 +1,151 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import type { InstrumentationBase } from '@opentelemetry/instrumentation';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { pathOf, statementWithoutLiterals } from './redaction';
+
+/**
+ * OpenTelemetry tracing, configured by the standard OTEL_* variables (README, "Tracing"). It is off unless
+ * OTEL_TRACES_EXPORTER is `otlp`; then nothing of the SDK is loaded, and the API calls in the service's code are
+ * no-ops. The entry points start it before they load the modules it instruments (node:http, pg), which the SDK
+ * patches as they are required.
+ */
+
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'] satisfies OtlpProtocol[];
+
+/** The OTEL_* variables read here (README, "Tracing"); the SDK and its exporter read the others. */
+export const TRACING_VARIABLES = ['OTEL_TRACES_EXPORTER', 'OTEL_SDK_DISABLED', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] as const;
+
+export interface TracingSettings {
+  protocol: OtlpProtocol;
+  /** service.name, unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name it. */
+  serviceName: string;
+  /**
+   * The OTLP traces URL. Absent: the exporter's own, from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+   * OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (default http://localhost:4318/v1/traces).
+   */
+  url?: string;
+}
+
+/** The settings in the environment; null when tracing is off. Throws on values it cannot honour. */
+export function tracingSettingsFromEnv(serviceName: string, env: NodeJS.ProcessEnv = process.env): TracingSettings | null {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  // The SDK's default would be otlp: here no exporter means no tracing, so a service without a collector pays nothing.
+  if (exporters.length === 0 || exporters.includes('none')) return null;
+  if (exporters.some((name) => name !== 'otlp')) throw new Error(`OTEL_TRACES_EXPORTER must be otlp or none, got "${env.OTEL_TRACES_EXPORTER}"`);
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
+  if (!PROTOCOLS.includes(protocol)) {
+    throw new Error(`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL must be ${PROTOCOLS.join(' or ')} (OTLP over HTTP), got "${protocol}"`);
+  }
+  return { protocol: protocol as OtlpProtocol, serviceName };
+}
+
+export interface RunningTracing {
+  /** Where every span ends: the SDK's tracer provider's, and the worker's sink of workflow spans. */
+  spanProcessor: SpanProcessor;
+  /** What made the spans: service, host and process. */
+  resource: Resource;
+  /** The instrumentations the SDK registered. */
+  instrumentations: InstrumentationBase[];
+  /** Exports the spans ended so far. */
+  flush(): Promise<void>;
+  /** Exports what is left, takes the instrumentations' patches off and turns the API back into no-ops. */
+  stop(): Promise<void>;
+}
+
+let running: RunningTracing | null = null;
+
+/** The tracing this process runs; null while it is off. */
+export function activeTracing(): RunningTracing | null {
+  return running;
+}
+
+/** Requests that come often and say nothing about a change: health checks and metrics scrapes. */
+const UNTRACED_PATHS = new Set(['/health', '/metrics']);
+
+function urlWithoutQuery(request: IncomingMessage): string {
+  const scheme = (request.socket as Partial<TLSSocket>).encrypted ? 'https' : 'http';
+  return `${scheme}://${request.headers.host ?? 'localhost'}${pathOf(request.url)}`;
+}
+
+/**
+ * Starts the SDK: an OTLP exporter behind a batch processor, the HTTP server and pg instrumentations, and the sampler and
+ * propagators the OTEL_* variables name (parent-based always-on, W3C trace context and baggage by default).
+ */
+export async function startTracing(settings: TracingSettings): Promise<RunningTracing> {
+  if (running) throw new Error('Tracing is running already');
+  const [{ NodeSDK }, { BatchSpanProcessor }, { Resource, detectResourcesSync, envDetectorSync, hostDetectorSync, processDetectorSync }, { HttpInstrumentation }, { PgInstrumentation }, { OTLPTraceExporter }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-node'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-pg'),
+      settings.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
+    ]);
+  // Made here rather than by the SDK: the workflow spans, exported through the worker's sink, carry the same one.
+  const resource = Resource.default()
+    .merge(new Resource({ 'service.name': settings.serviceName }))
+    .merge(detectResourcesSync({ detectors: [envDetectorSync, hostDetectorSync, processDetectorSync] }));
+  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter(settings.url ? { url: settings.url } : {}));
+  const instrumentations: InstrumentationBase[] = [
+    new HttpInstrumentation({
+      // The service's only outgoing HTTP is deliveries, which make their attempt span themselves (its traceparent is sent).
+      disableOutgoingRequestInstrumentation: true,
+      ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request.url)),
+      // Replacing what the instrumentation would record: the URL without its query, and no client address or user agent.
+      startIncomingSpanHook: (request) => ({
+        'http.url': urlWithoutQuery(request),
+        'http.target': pathOf(request.url),
+        'http.client_ip': undefined,
+        'client.address': undefined,
+        'http.user_agent': undefined,
+        'user_agent.original': undefined,
+      }),
+    }),
+    new PgInstrumentation({
+      // Queries outside a traced request or activity (the outbox dispatcher polling) would each start a trace.
+      requireParentSpan: true,
+      requestHook: (span, { query }) => span.setAttribute('db.statement', statementWithoutLiterals(query.text)),
+    }),
+  ];
+  const sdk = new NodeSDK({
+    resource,
+    autoDetectResources: false,
+    mergeResourceWithDefaults: false,
+    spanProcessors: [spanProcessor],
+    instrumentations,
+    // Traces only: the logs stay JSON on stdout (with trace ids), the metrics Prometheus'.
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  const started: RunningTracing = {
+    spanProcessor,
+    resource,
+    instrumentations,
+    flush: () => spanProcessor.forceFlush(),
+    async stop() {
+      running = null;
+      await sdk.shutdown();
+      for (const instrumentation of instrumentations) instrumentation.disable();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
+  running = started;
+  return started;
+}
+
+/** Starts tracing as the environment says; null when it is off. */
+export async function startTracingFromEnv(serviceName: string): Promise<RunningTracing | null> {
+  const settings = tracingSettingsFromEnv(serviceName);
+  return settings ? startTracing(settings) : null;
+}
