@@ -1,6 +1,6 @@
 /**
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
- * each phase, `-- --only isolation` for phase 9 alone): the service against the ceiling of the same work, measured in the same run and
+ * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone): the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
  *
@@ -28,6 +28,7 @@ import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, seedWorkOrders } from './scale';
 import { seedTenant, type Tenant } from './seed';
 import { isolationPhase } from './isolation';
+import { tracingPhase } from './tracing';
 import { type CompiledProject, compileProject, type NodeProcess, nodeFlagsOf, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
@@ -42,7 +43,7 @@ const CONNECTIONS = 16;
 const KEYS = QUICK ? 300 : 2000;
 const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
-/** `--only isolation`: phase 9 alone (its own api and worker on the run's servers), without the 10 minutes before it. */
+/** `--only isolation` or `--only tracing`: phase 9 or 10 alone (its own processes on the run's servers), without the 10 minutes before it. */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
 const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
@@ -82,7 +83,7 @@ async function profiled<T>(label: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function main() {
-  if (ONLY !== null && ONLY !== 'isolation') throw new Error(`--only takes "isolation", not ${JSON.stringify(ONLY)}`);
+  if (ONLY !== null && ONLY !== 'isolation' && ONLY !== 'tracing') throw new Error(`--only takes "isolation" or "tracing", not ${JSON.stringify(ONLY)}`);
   const started = Date.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
   // As root, PostgreSQL runs as the postgres user: a folder it can enter keeps its clusters in here, removed with it.
@@ -97,8 +98,9 @@ async function main() {
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
   try {
     if (!ONLY) await servicePhases(servers, compiled, { dir, profileDir, started });
+    if (ONLY !== 'isolation') await tracing(servers, compiled, dir);
     // Last, with the other phases' processes stopped: it starts an api and a worker of its own.
-    await isolation(servers, compiled, dir);
+    if (ONLY !== 'tracing') await isolation(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -204,6 +206,33 @@ async function servicePhases(servers: Servers, compiled: CompiledProject, run: {
     target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
     verdict: verdict(rss.worker <= WORKER_RSS_BUDGET_MB),
   });
+}
+
+/** Phase 10 (bench/tracing.ts): the api's throughput with tracing on against tracing off, and off against off. */
+async function tracing(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await tracingPhase(servers, compiled, dir, { seconds: SECONDS, connections: CONNECTIONS, keys: KEYS });
+  const exported = `${result.exports} OTLP exports, ${fmt(result.exportedBytes / 1024)} KiB`;
+  for (const [i, { work, off, on }] of result.measures.entries()) {
+    const letter = 'ab'[i]!;
+    const again = off[1].rps / off[0].rps;
+    record({
+      work: `10${letter}. Tracing off: ${work}, measured again | the same api, first run (off loads nothing of the OpenTelemetry SDK)`,
+      ceiling: describe(off[0]),
+      service: describe(off[1]),
+      ratio: again.toFixed(2),
+      target: 'within 3 %',
+      verdict: verdict(Math.abs(again - 1) <= 0.03),
+    });
+    const traced = on.rps / ((off[0].rps + off[1].rps) / 2);
+    record({
+      work: `10${letter}. Tracing on (OTLP/HTTP protobuf, batched; ${exported} for the phase): ${work} | tracing off, mean of the two runs`,
+      ceiling: `${fmt((off[0].rps + off[1].rps) / 2)} req/s`,
+      service: describe(on),
+      ratio: traced.toFixed(2),
+      target: '≥ 0.85',
+      verdict: verdict(traced >= 0.85 && result.exports > 0),
+    });
+  }
 }
 
 /**

@@ -42,6 +42,10 @@ describe('benchmark', () => {
       '9a. Isolation',
       '9b. Isolation',
       '9c. Isolation',
+      '10a. Tracing off',
+      '10a. Tracing on',
+      '10b. Tracing off',
+      '10b. Tracing on',
     ]) {
       expect(rowOf(work)).toMatch(/\| (PASS|FAIL) \|$/);
     }
