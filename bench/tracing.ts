@@ -13,13 +13,20 @@ import { type CompiledProject, nodeFlagsOf, type NodeProcess, type Servers, star
  * Issue 26's benchmark: what tracing costs the api. Two api processes of the same build on the run's servers, one with
  * tracing off (no OTEL_* variable: nothing of the OpenTelemetry SDK is loaded) and one exporting every span over
  * OTLP/HTTP (protobuf, batched) to a collector stand-in that takes the exports and answers at once. The REST list and
- * the signed inbound create are loaded on each in turn, off, on, off: the two runs with tracing off show how far two
- * measurements of the same thing differ here, and tracing on is set against their mean.
+ * the signed inbound create are loaded on each in turn, off, on, off, on, off: the spread of the runs with tracing off
+ * shows how far measurements of the same thing differ here, and tracing on is set against their median. Besides
+ * requests a second, the CPU time the api spent per request: on 2 cores shared with the load generator, the steadier
+ * figure.
  */
+export interface TracingRun {
+  load: LoadResult;
+  cpuMsPerRequest: number;
+}
+
 export interface TracingMeasure {
   work: string;
-  off: [LoadResult, LoadResult];
-  on: LoadResult;
+  off: TracingRun[];
+  on: TracingRun[];
 }
 
 export interface TracingResult {
@@ -73,7 +80,7 @@ export async function tracingPhase(servers: Servers, compiled: CompiledProject, 
       const api = startNode(name, compiled.entry('src/api/main.ts'), { ...common, ...env, PORT: String(port) }, { logDir: dir, flags: nodeFlagsOf('start:api') });
       processes.push(api);
       await waitForHttp(`http://127.0.0.1:${port}/health`, api);
-      return `http://127.0.0.1:${port}`;
+      return { url: `http://127.0.0.1:${port}`, proc: api };
     };
     const off = await startApi('tracing-off-api', {});
     const on = await startApi('tracing-on-api', {
@@ -101,10 +108,14 @@ export async function tracingPhase(servers: Servers, compiled: CompiledProject, 
       ['REST list: GET /projects?limit=50 (of 200)', list],
       ['Inbound simple create: signed customer.created', inbound],
     ] as const) {
-      const first = await measure(off);
-      const traced = await measure(on);
-      const second = await measure(off);
-      measures.push({ work, off: [first, second], on: traced });
+      const runs: TracingMeasure = { work, off: [], on: [] };
+      for (let turn = 0; turn < 5; turn++) {
+        const api = turn % 2 === 0 ? off : on;
+        const before = api.proc.cpuSeconds();
+        const result = await measure(api.url);
+        (turn % 2 === 0 ? runs.off : runs.on).push({ load: result, cpuMsPerRequest: (1000 * (api.proc.cpuSeconds() - before)) / Math.max(1, result.served) });
+      }
+      measures.push(runs);
     }
     return { measures, exports: collector.exports(), exportedBytes: collector.bytes() };
   } finally {
