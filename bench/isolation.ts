@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/db/orm';
@@ -7,7 +6,7 @@ import { freePort } from '../test/helpers/ports';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';
 import { seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
  * Issue 25's benchmark: one company's dead subscriber endpoints must not slow another company's deliveries, and
@@ -125,17 +124,8 @@ const describeState = (s: DeadState) =>
 
 export async function isolationPhase(servers: Servers, compiled: CompiledProject, logDir: string, settings: IsolationSettings): Promise<IsolationResult> {
   const started = Date.now();
-  const encryptionKey = randomBytes(32).toString('hex');
-  const runId = randomUUID();
-  const common = {
-    DATABASE_URL: servers.databaseUrl,
-    TEMPORAL_ADDRESS: servers.temporalAddress,
-    TEMPORAL_OPERATIONS_TASK_QUEUE: `bench-isolation-operations-${runId}`,
-    TEMPORAL_DELIVERIES_TASK_QUEUE: `bench-isolation-deliveries-${runId}`,
-    TEMPORAL_DRAIN_TASK_QUEUE: '',
-    ENCRYPTION_KEY: encryptionKey,
-    LOG_LEVEL: 'info',
-  };
+  const common = phaseEnv(servers, 'isolation');
+
   const apiPort = await freePort();
   const processes: NodeProcess[] = [];
   const receivers: TestReceiver[] = [];
@@ -153,7 +143,7 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
       flags: nodeFlagsOf('start:api'),
     });
     processes.push(worker, api);
-    const key = parseEncryptionKey(encryptionKey);
+    const key = parseEncryptionKey(common.ENCRYPTION_KEY);
     const healthy = await seedTenant(orm, key, 'Isolation Healthy', { keys: 1, projects: 0 });
     const dead = await seedTenant(orm, key, 'Isolation Dead', { keys: 1, projects: 0 });
     await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running')]);

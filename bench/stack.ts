@@ -1,6 +1,6 @@
 import { build } from 'esbuild';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { closeSync, fstatSync, globSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
@@ -230,4 +230,21 @@ export async function waitForHttp(url: string, proc: NodeProcess, timeoutMs = 12
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${proc.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * The environment of a phase's own api and worker on the run's servers: task queues of the phase's own (another
+ * phase's runs are not theirs to take) and a fresh encryption key, which the phase also needs to seed its tenants.
+ */
+export function phaseEnv(servers: Servers, phase: string): Record<string, string> & { ENCRYPTION_KEY: string } {
+  const runId = randomUUID();
+  return {
+    DATABASE_URL: servers.databaseUrl,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    TEMPORAL_OPERATIONS_TASK_QUEUE: `bench-${phase}-operations-${runId}`,
+    TEMPORAL_DELIVERIES_TASK_QUEUE: `bench-${phase}-deliveries-${runId}`,
+    TEMPORAL_DRAIN_TASK_QUEUE: '',
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'info',
+  };
 }

@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseEncryptionKey } from '../src/config';
@@ -7,7 +6,7 @@ import { connectOrm } from '../src/db/orm';
 import { freePort } from '../test/helpers/ports';
 import { load, type LoadResult } from './http-load';
 import { seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, type Servers, startNode, waitForHttp } from './stack';
+import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
 
 /**
  * Issue 26's benchmark: what tracing costs the api. Two api processes of the same build on the run's servers, one with
@@ -57,24 +56,17 @@ async function startCollectorStandIn(): Promise<{ url: string; exports: () => nu
 }
 
 export async function tracingPhase(servers: Servers, compiled: CompiledProject, dir: string, options: { seconds: number; connections: number; keys: number }): Promise<TracingResult> {
-  const encryptionKey = randomBytes(32).toString('hex');
-  const runId = randomUUID();
   const common = {
-    DATABASE_URL: servers.databaseUrl,
-    TEMPORAL_ADDRESS: servers.temporalAddress,
-    TEMPORAL_OPERATIONS_TASK_QUEUE: `bench-tracing-operations-${runId}`,
-    TEMPORAL_DELIVERIES_TASK_QUEUE: `bench-tracing-deliveries-${runId}`,
-    TEMPORAL_DRAIN_TASK_QUEUE: '',
-    ENCRYPTION_KEY: encryptionKey,
-    LOG_LEVEL: 'info',
+    ...phaseEnv(servers, 'tracing'),
     HOST: '127.0.0.1',
     OTEL_TRACES_EXPORTER: '',
   };
+
   const collector = await startCollectorStandIn();
   const orm = await connectOrm(servers.databaseUrl, 4);
   const processes: NodeProcess[] = [];
   try {
-    const tenant = await seedTenant(orm, parseEncryptionKey(encryptionKey), 'Bench Tracing', { keys: options.keys, projects: 200 });
+    const tenant = await seedTenant(orm, parseEncryptionKey(common.ENCRYPTION_KEY), 'Bench Tracing', { keys: options.keys, projects: 200 });
     const startApi = async (name: string, env: Record<string, string>) => {
       const port = await freePort();
       const api = startNode(name, compiled.entry('src/api/main.ts'), { ...common, ...env, PORT: String(port) }, { logDir: dir, flags: nodeFlagsOf('start:api') });

@@ -26,6 +26,32 @@ describe('outbox dispatcher fairness', () => {
       ...options,
     });
 
+  const undispatched = async (tenant: Tenant) =>
+    Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
+  const dispatchOrder = async (tenant: Tenant) =>
+    (await stack.em().execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [tenant.companyId])).map(
+      (row) => row.emp,
+    );
+
+  /**
+   * A busy and a quiet company, each with an endpoint of another key (a key's own changes are not sent back to its
+   * endpoints), and `busyEvents` employee.created of the busy one (`<prefix>-0`, …) before one of the quiet one. No
+   * worker serves this stack's task queues, so the runs started wait and send nothing.
+   */
+  async function busyAndQuiet(prefix: string, busyEvents: number): Promise<{ busy: Tenant; quiet: Tenant }> {
+    const busy = await createTenant(stack.orm, ['admin']);
+    const quiet = await createTenant(stack.orm, ['admin']);
+    for (const tenant of [busy, quiet]) {
+      const subscriber = await addApiKey(stack, tenant);
+      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${prefix.toLowerCase()}`, event_types: ['employee.created'] });
+    }
+    const employee = (tenant: Tenant, n: string) =>
+      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `${prefix}-${n}`, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
+    for (let i = 0; i < busyEvents; i++) expect((await employee(busy, String(i))).status).toBe(200);
+    expect((await employee(quiet, 'Q')).status).toBe(200);
+    return { busy, quiet };
+  }
+
   it("takes at most 20 events of a company per batch, every company's oldest first, and keeps each company's order", async () => {
     const busy = await createTenant(stack.orm, ['admin']);
     const quiet = await createTenant(stack.orm, ['admin']);
@@ -59,21 +85,7 @@ describe('outbox dispatcher fairness', () => {
   });
 
   it("starts a company's deliveries at its rate: a burst beyond it waits in the outbox, in order, while others go on", async () => {
-    const busy = await createTenant(stack.orm, ['admin']);
-    const quiet = await createTenant(stack.orm, ['admin']);
-    // Endpoints of another key of each company (a key's own changes are not sent back to its endpoints); no worker
-    // serves this stack's task queues, so the runs started wait and send nothing.
-    for (const tenant of [busy, quiet]) {
-      const subscriber = await addApiKey(stack, tenant);
-      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/rate`, event_types: ['employee.created'] });
-    }
-    const employee = (tenant: Tenant, n: string) =>
-      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `RATE-${n}`, name: 'Rate Worker', email: 'rate@example.com', employee_type: 'site_worker' }));
-    for (let i = 0; i < 3; i++) expect((await employee(busy, String(i))).status).toBe(200);
-    expect((await employee(quiet, 'Q')).status).toBe(200);
-
-    const undispatched = async (tenant: Tenant) =>
-      Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
+    const { busy, quiet } = await busyAndQuiet('RATE', 3);
     const dispatcher = quietDispatcher({ companyStartsPerSecond: 1 });
     try {
       // One delivery a second: the batch takes one of the busy company's events, and the quiet company's.
@@ -86,28 +98,13 @@ describe('outbox dispatcher fairness', () => {
       // Left to itself (no poll for a minute), the dispatcher comes back for the rest as the bucket refills, in order.
       await dispatcher.start();
       await waitFor(async () => (await undispatched(busy)) === 0, 15_000, "the busy company's last 2 events to be dispatched");
-      const order = await stack
-        .em()
-        .execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [busy.companyId]);
-      expect(order.map((row) => row.emp)).toEqual(['RATE-0', 'RATE-1', 'RATE-2']);
+      expect(await dispatchOrder(busy)).toEqual(['RATE-0', 'RATE-1', 'RATE-2']);
     } finally {
       await dispatcher.stop();
     }
   });
   it("starts no more of a company's deliveries while its bound of them wait in Temporal's queue; as a worker takes them up, the next follow in order", async () => {
-    const busy = await createTenant(stack.orm, ['admin']);
-    const quiet = await createTenant(stack.orm, ['admin']);
-    for (const tenant of [busy, quiet]) {
-      const subscriber = await addApiKey(stack, tenant);
-      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/queue`, event_types: ['employee.created'] });
-    }
-    const employee = (tenant: Tenant, n: string) =>
-      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `QUEUE-${n}`, name: 'Queue Worker', email: 'queue@example.com', employee_type: 'site_worker' }));
-    for (let i = 0; i < 5; i++) expect((await employee(busy, String(i))).status).toBe(200);
-    expect((await employee(quiet, 'Q')).status).toBe(200);
-
-    const undispatched = async (tenant: Tenant) =>
-      Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
+    const { busy, quiet } = await busyAndQuiet('QUEUE', 5);
     const deliveries = (tenant: Tenant) =>
       stack.em().execute<{ id: string }[]>('select id from webhook_deliveries where company_id = ? order by created_at', [tenant.companyId]).then((rows) => rows.map((r) => r.id));
     // No worker serves this stack's task queues: the runs started stay queued until the test plays the worker's part.
@@ -137,10 +134,7 @@ describe('outbox dispatcher fairness', () => {
       await afterRecheck();
       expect(await dispatcher.dispatchBatch()).toBe(2);
       expect(await undispatched(busy)).toBe(0);
-      const order = await stack
-        .em()
-        .execute<{ emp: string }[]>(`select data->>'emp_number' as emp from outbox_events where company_id = ? order by dispatched_at, created_at`, [busy.companyId]);
-      expect(order.map((row) => row.emp)).toEqual(['QUEUE-0', 'QUEUE-1', 'QUEUE-2', 'QUEUE-3', 'QUEUE-4']);
+      expect(await dispatchOrder(busy)).toEqual(['QUEUE-0', 'QUEUE-1', 'QUEUE-2', 'QUEUE-3', 'QUEUE-4']);
     } finally {
       await dispatcher.stop();
     }
