@@ -13,6 +13,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   body: string;
   receivedAt: number;
+  /** When the reply was written; absent while it is pending or hangs. */
+  answeredAt?: number;
 }
 
 export interface ReceiverReply {
@@ -62,6 +64,7 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Te
       if (reply.hang) return;
       const answer = () => {
         pendingReplies.delete(timer);
+        received.answeredAt = Date.now();
         outgoing.writeHead(reply.status, reply.headers).end(reply.body);
       };
       const timer = setTimeout(answer, reply.delayMs ?? 0);

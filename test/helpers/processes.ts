@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths';
 
@@ -17,12 +18,25 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
  * Runs an entry point of src/ (e.g. worker/main.ts) as a separate Node process, with `env` added to ours.
  * One process, no wrapper, so SIGKILL really kills what runs the code.
  */
-export function spawnEntryPoint(entry: string, env: Record<string, string>): ChildProcess & { output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', entry)], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export function spawnEntryPoint(entry: string, env: Record<string, string>): SpawnedProcess {
+  return spawnNode(['--import', 'tsx', path.join(PROJECT_ROOT, 'src', entry)], env);
+}
+
+/**
+ * Runs a package.json start script (`start:api`, `start:worker`) from the built dist/ as production does, Node's
+ * flags included, but as one Node process: npm and sh would stand between SIGKILL and the code.
+ */
+export function spawnStartScript(script: 'start:api' | 'start:worker', env: Record<string, string>): SpawnedProcess {
+  const command = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[script]!;
+  const [exec, node, ...args] = command.split(/\s+/);
+  if (exec !== 'exec' || node !== 'node') throw new Error(`${script} is expected to be "exec node …", not ${JSON.stringify(command)}`);
+  return spawnNode(args, env);
+}
+
+export type SpawnedProcess = ChildProcess & { output: () => string };
+
+function spawnNode(args: string[], env: Record<string, string>): SpawnedProcess {
+  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -34,7 +48,7 @@ export function spawnEntryPoint(entry: string, env: Record<string, string>): Chi
  * benchmark smoke test beside it) loading the code and connecting has taken over a minute. On time-out the error
  * carries what the worker printed.
  */
-export async function workerStarted(child: ReturnType<typeof spawnEntryPoint>, which: string): Promise<void> {
+export async function workerStarted(child: SpawnedProcess, which: string): Promise<void> {
   try {
     await waitFor(async () => child.output().includes('worker running') || child.exitCode !== null, 150_000, `the ${which} worker to start`);
   } catch (error) {
