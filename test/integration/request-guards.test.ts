@@ -50,6 +50,31 @@ describe('request guards', () => {
       expect(row!.n).toBe(1);
     });
 
+    it('refuses a captured request resent under another Idempotency-Key or none: the signature does not cover the key', async () => {
+      const keyed = signedInbound(envelope('customer.created', { name: 'Captured Once Ltd' }));
+      expect((await keyed({ 'Idempotency-Key': 'captured-1' })).status).toBe(200);
+      for (const headers of [{ 'Idempotency-Key': 'captured-2' }, {}] as Record<string, string>[]) {
+        const copy = await keyed(headers);
+        expect(copy.status).toBe(409);
+        expect(copy.body.error).toMatchObject({ code: 'REPLAYED_REQUEST', details: { field: 'X-Webhook-Signature' } });
+      }
+      const unkeyed = signedInbound(envelope('customer.created', { name: 'Captured Twice Ltd' }));
+      expect((await unkeyed()).status).toBe(200);
+      expect((await unkeyed({ 'Idempotency-Key': 'captured-3' })).status).toBe(409);
+      const [row] = await stack.em().execute<{ n: number }[]>("select count(*)::int as n from customers where name in ('Captured Once Ltd', 'Captured Twice Ltd')");
+      expect(row!.n).toBe(2);
+    });
+
+    it('runs a request that failed again when it is resent as it is with its Idempotency-Key', async () => {
+      const send = signedInbound(envelope('customer.created', { name: '' }));
+      const first = await send({ 'Idempotency-Key': 'failed-first' });
+      expect(first.status).toBe(400);
+      const again = await send({ 'Idempotency-Key': 'failed-first' });
+      expect(again.status).toBe(400);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+    });
+
     it('answers 422 to an Idempotency-Key reused for another body', async () => {
       const first = await signedInbound(envelope('customer.created', { name: 'Key Owner Inc' }))({ 'Idempotency-Key': 'inbound-key-1' });
       expect(first.status).toBe(200);

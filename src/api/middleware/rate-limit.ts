@@ -28,18 +28,17 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
 
 /**
  * Admits the request in one statement (admit_request): 401 when the key was revoked, 409 REPLAYED_REQUEST
- * with `replayGuard` for an inbound signature the key already sent (unless the request carries an
- * Idempotency-Key, which makes a resend safe), then counts it against the key's budget (shared by all API
+ * with `replayGuard` for an inbound signature the key already sent, unless both carry the same Idempotency-Key
+ * (which makes a resend safe; the signature does not cover the key, so a new key makes no copy new), then counts it against the key's budget (shared by all API
  * processes) and answers 429 past it.
  */
 export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number; replayGuard?: boolean }): Middleware<AppState> {
   return async (ctx, next) => {
     // A signature covers its timestamp, so a copy older than the tolerance is refused as stale anyway; signatures
     // are kept twice as long.
-    const signature =
-      options.replayGuard && ctx.headers['idempotency-key'] === undefined
-        ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2 }
-        : null;
+    const signature = options.replayGuard
+      ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2, idempotencyKey: ctx.headers['idempotency-key'] === undefined ? null : ctx.get('Idempotency-Key') }
+      : null;
     const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature, options.multiplier);
     if (admission.outcome === 'revoked') throw invalidKey();
     ctx.state.keyConfirmed = true;

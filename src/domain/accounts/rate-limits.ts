@@ -50,7 +50,7 @@ export type Admission = { outcome: 'revoked' } | { outcome: 'replayed' } | { out
 /**
  * Admits a request of `apiKeyId` (admit_request() in PostgreSQL, so all API processes share one budget):
  * refuses a revoked key, records `signature` when given (refusing one the key already sent within
- * `signatureTtlSeconds`), then counts the request against every window of the policy at once, each limit
+ * `signatureTtlSeconds`, unless both came with the same Idempotency-Key), then counts the request against every window of the policy at once, each limit
  * multiplied by `multiplier` (RATE_LIMIT_MULTIPLIER: 1 but in load and fuzz tests). Nothing is counted for a
  * revoked key, a replay, or a request over a limit.
  */
@@ -58,13 +58,13 @@ export async function admitRequest(
   em: EntityManager,
   apiKeyId: string,
   policy: RateLimitPolicy,
-  signature: { value: string; ttlSeconds: number } | null,
+  signature: { value: string; ttlSeconds: number; idempotencyKey: string | null } | null,
   multiplier = 1,
 ): Promise<Admission> {
   const windows: RateLimitWindow[] = RATE_LIMIT_POLICIES[policy].map((w) => ({ ...w, limit: w.limit * multiplier }));
   const rows = await em.execute<{ outcome: 'revoked' | 'replayed' | 'allowed' | 'limited'; window_seconds: number; used: number; resets_at: number }[]>(
     `select outcome, window_seconds, used, extract(epoch from resets_at)::float8 as resets_at
-       from admit_request(?, ?, ?::int[], ?::int[], ?, ?)`,
+       from admit_request(?, ?, ?::int[], ?::int[], ?, ?, ?)`,
     [
       apiKeyId,
       policy,
@@ -72,6 +72,7 @@ export async function admitRequest(
       `{${windows.map((w) => w.limit).join(',')}}`,
       signature?.value ?? null,
       signature?.ttlSeconds ?? 0,
+      signature?.idempotencyKey ?? null,
     ],
   );
   const outcome = rows[0]!.outcome;
