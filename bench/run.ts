@@ -1,6 +1,7 @@
 /**
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
- * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone): the service against the ceiling of the same work, measured in the same run and
+ * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
+ * phase 11 alone): the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
  *
@@ -26,9 +27,10 @@ import { deliveryListLatency, runRetention, seedOldDeliveries } from './history'
 import { load, type LoadResult } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, seedWorkOrders } from './scale';
-import { seedTenant, type Tenant } from './seed';
+import { rotation, seedTenant, type Tenant } from './seed';
 import { isolationPhase } from './isolation';
 import { tracingPhase, type TracingRun } from './tracing';
+import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { type CompiledProject, compileProject, type NodeProcess, nodeFlagsOf, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
@@ -43,10 +45,15 @@ const CONNECTIONS = 16;
 const KEYS = QUICK ? 300 : 2000;
 const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
-/** `--only isolation` or `--only tracing`: phase 9 or 10 alone (its own processes on the run's servers), without the 10 minutes before it. */
+/** `--only isolation`, `--only tracing` or `--only scale-out`: phase 9, 10 or 11 alone (its own processes on the run's servers), without the 10 minutes before it. */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
+const ONLY_PHASES = ['isolation', 'tracing', 'scale-out'];
+/** Whether a phase that `--only` can name runs: alone, or in the full run. */
+const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
 const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
+/** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
+const SCALE_OUT_OFFERED = 60;
 const WORKER_RSS_BUDGET_MB = 400;
 
 type Verdict = 'PASS' | 'FAIL' | '';
@@ -83,7 +90,7 @@ async function profiled<T>(label: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function main() {
-  if (ONLY !== null && ONLY !== 'isolation' && ONLY !== 'tracing') throw new Error(`--only takes "isolation" or "tracing", not ${JSON.stringify(ONLY)}`);
+  if (ONLY !== null && !ONLY_PHASES.includes(ONLY)) throw new Error(`--only takes ${ONLY_PHASES.map((p) => JSON.stringify(p)).join(', ')}, not ${JSON.stringify(ONLY)}`);
   const started = Date.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'construction-bench-'));
   // As root, PostgreSQL runs as the postgres user: a folder it can enter keeps its clusters in here, removed with it.
@@ -98,9 +105,11 @@ async function main() {
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
   try {
     if (!ONLY) await servicePhases(servers, compiled, { dir, profileDir, started });
-    if (ONLY !== 'isolation') await tracing(servers, compiled, dir);
-    // Last, with the other phases' processes stopped: it starts an api and a worker of its own.
-    if (ONLY !== 'tracing') await isolation(servers, compiled, dir);
+    // Phases 10, 11 and 9 each start processes of their own, with the other phases' processes stopped.
+    if (runs('tracing')) await tracing(servers, compiled, dir);
+    if (runs('scale-out')) await scaleOut(servers, compiled, dir);
+    // Last, as before: its thousands of deliveries and their workflow histories stay on the servers after it.
+    if (runs('isolation')) await isolation(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -240,6 +249,42 @@ async function tracing(servers: Servers, compiled: CompiledProject, dir: string)
       verdict: verdict(traced >= 0.85 && result.exports > 0),
     });
   }
+}
+
+/**
+ * Phase 11 (bench/scale-out.ts): deliveries a second with one worker process and with two, and the REST list's requests
+ * a second with one api process and with two, on this machine. Recorded figures, not targets: on 2 cores shared with
+ * PostgreSQL, the Temporal dev server and the load driver, a second process cannot double anything; each row says
+ * where the cores went.
+ */
+async function scaleOut(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await scaleOutPhase(servers, compiled, dir, { seconds: SECONDS, connections: CONNECTIONS, keys: KEYS, offeredPerSecond: SCALE_OUT_OFFERED, drainMs: 10 * 60_000 });
+  const cpu = (share: CpuShare) => `${describeCpu(share)} (${fmt(share.seconds)} s)`;
+  const [oneWorker, twoWorkers] = result.deliveries;
+  const deliveries = (run: typeof oneWorker) =>
+    `${fmt(run.perSecond)}/s (${run.received} of ${run.sent} received${run.saturated ? '' : `; not saturated: the workers kept up with the ${SCALE_OUT_OFFERED}/s offered`}), ` +
+    `${fmt(run.cpuMsPerDelivery)} ms worker CPU/delivery; ${cpu(run.cpu)}`;
+  record({
+    work: `11. Scale-out: deliveries a second with a backlog waiting (${SCALE_OUT_OFFERED}/s committed for ${SECONDS} s, one endpoint, one receiver), 2 worker processes | 1 worker process`,
+    ceiling: deliveries(oneWorker),
+    service: deliveries(twoWorkers),
+    ratio: (twoWorkers.perSecond / oneWorker.perSecond).toFixed(2),
+    target: '–',
+    verdict: '',
+  });
+  const [oneApi, twoApis] = result.list;
+  const list = (run: typeof oneApi) =>
+    `${fmt(run.perSecond)}/s${run.parts.length > 1 ? ` (${run.parts.map((part) => `${fmt(part.rps)}/s, ${latency(part)}`).join('; ')})` : `, ${latency(run.parts[0]!)}`}` +
+    `${run.parts.some((part) => part.non2xx || part.errors) ? `, ${run.parts.reduce((sum, part) => sum + part.non2xx, 0)} non-2xx, ${run.parts.reduce((sum, part) => sum + part.errors, 0)} errors` : ''}, ` +
+    `${run.cpuMsPerRequest.toFixed(2)} ms api CPU/request; ${cpu(run.cpu)}`;
+  record({
+    work: `11b. Scale-out: REST list GET /projects?limit=50 (of 200), 2 api processes with ${Math.floor(CONNECTIONS / 2)} connections each (two autocannon instances at once) | 1 api process with ${CONNECTIONS}`,
+    ceiling: list(oneApi),
+    service: list(twoApis),
+    ratio: (twoApis.perSecond / oneApi.perSecond).toFixed(2),
+    target: '–',
+    verdict: '',
+  });
 }
 
 /**
@@ -585,12 +630,6 @@ async function historyPhase(
     target: 'every old delivery deleted',
     verdict: verdict(pruned.deleted.deliveries === OLD_DELIVERIES),
   });
-}
-
-/** The API keys in turn, so that no key's rate limit caps the load. */
-function rotation(tenant: Tenant): () => string {
-  let i = 0;
-  return () => tenant.keys[i++ % tenant.keys.length]!.key;
 }
 
 function printTable(): void {

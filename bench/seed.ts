@@ -46,3 +46,9 @@ export async function seedTenant(orm: Orm, encryptionKey: Buffer, name: string, 
   });
   return { companyId: company.id, keys, projectIds };
 }
+
+/** The API keys in turn, so that no key's rate limit caps the load. */
+export function rotation(tenant: Tenant): () => string {
+  let i = 0;
+  return () => tenant.keys[i++ % tenant.keys.length]!.key;
+}

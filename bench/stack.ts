@@ -87,16 +87,18 @@ function rssMb(pid: number): number | null {
   }
 }
 
-/** utime + stime of a process from /proc (Linux), in seconds (clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
+/** A process's parent and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s); null once it has exited. */
+export function procStat(pid: number): { ppid: number; cpuSeconds: number } | null {
   try {
     // Fields after the command name, which is in parentheses and may contain spaces.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { ppid: Number(fields[1]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
   } catch {
-    return 0;
+    return null;
   }
 }
+
+const cpuSeconds = (pid: number): number => procStat(pid)?.cpuSeconds ?? 0;
 
 export interface NodeProcess {
   name: string;
