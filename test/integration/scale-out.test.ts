@@ -220,9 +220,12 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
       const actions = (await reportSchedule.describe()).info.recentActions;
       return actions.length > 0 && actions;
     }, 75_000, 'the report schedule to fire');
-    const reportRuns = async () => Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from report_runs where schedule_id = ?', [scheduled.body.id]))[0]!.n);
-    await waitFor(async () => (await reportRuns()) >= fired.length, 30_000, 'the report runs');
-    expect(await reportRuns()).toBe((await reportSchedule.describe()).info.recentActions.length);
+    const reportRuns = async () => (await stack.em().execute<{ workflow_id: string }[]>('select workflow_id from report_runs where schedule_id = ?', [scheduled.body.id])).map((r) => r.workflow_id);
+    await waitFor(async () => (await reportRuns()).length >= fired.length, 30_000, 'the report runs');
+    // One run per firing: never more runs than firings counted after them, each of its own workflow.
+    const reports = await reportRuns();
+    expect(new Set(reports).size).toBe(reports.length);
+    expect(reports.length).toBeLessThanOrEqual((await reportSchedule.describe()).info.recentActions.length);
 
     const retentionIds: string[] = [];
     for await (const schedule of stack.temporal.schedule.list()) if (schedule.scheduleId.startsWith('retention/')) retentionIds.push(schedule.scheduleId);
@@ -238,7 +241,7 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     await waitFor(async () => (await retentionRuns()).length >= retentionFired, 30_000, 'the retention runs');
     const runs = await retentionRuns();
     expect(new Set(runs).size).toBe(runs.length);
-    expect(runs).toHaveLength((await retention.describe()).info.numActionsTaken);
+    expect(runs.length).toBeLessThanOrEqual((await retention.describe()).info.numActionsTaken);
   }, 600_000);
 
   it("counts one key's rate limit once across the apis: the 61st REST request in a minute is a 429 whichever api serves it", async () => {
@@ -316,9 +319,11 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     const deliveryIds = sent.map((r) => deliveryIdFor(r.body.event_id, endpoint.id));
     const identities = new Set((await Promise.all(deliveryIds.map(attemptIdentities))).flat());
     expect(identities.size).toBe(2);
-    // Each of the eight waits for the breaker's probe, none delivered or failed.
+    // Each of the eight waits for the breaker's probe (its first attempt made or not yet), none delivered or failed.
     const deliveries = () => stack.em().execute<{ status: string; held_reason: string | null }[]>('select status, held_reason from webhook_deliveries where endpoint_id = ?', [endpoint.id]);
     await waitFor(async () => (await deliveries()).every((d) => d.held_reason === 'circuit_open'), 30_000, 'every delivery held by the breaker');
-    expect((await deliveries()).map((d) => d.status).sort()).toEqual(Array(8).fill('retrying'));
+    const statuses = (await deliveries()).map((d) => d.status);
+    expect(statuses).toHaveLength(8);
+    expect(statuses.filter((status) => status !== 'pending' && status !== 'retrying')).toEqual([]);
   }, 120_000);
 });
