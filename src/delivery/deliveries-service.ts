@@ -1,11 +1,11 @@
-import { type FilterQuery, type ObjectQuery, raw } from '@mikro-orm/core';
+import type { FilterQuery, ObjectQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as delay } from 'node:timers/promises';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
-import { findPage, type Page } from '../domain/page';
+import { type Cursor, cursorAfter, findPage, type Page } from '../domain/page';
 import { type TraceContext, traceContextOf } from '../observability/trace-context';
 import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from '../temporal/delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
@@ -29,9 +29,10 @@ export interface DeliveryFilters {
   createdFrom?: Date;
   /** Deliveries made before this instant. */
   createdBefore?: Date;
-  /** Keyset paging: only deliveries after (older than) this one in the log's order. */
-  after?: string;
 }
+
+/** The delivery log's order: newest first. */
+const DELIVERY_LOG_ORDER = { createdAt: 'desc', id: 'desc' } as const;
 
 /** The trace the delivery was made in; null when untraced. */
 export function deliveryTrace(delivery: Pick<WebhookDelivery, 'traceparent' | 'tracestate'>): TraceContext | null {
@@ -49,7 +50,17 @@ export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
   };
 }
 
-/** Delivery log of a company, newest first; with `after`, the page that follows that delivery (404 when unknown). */
+/**
+ * The cursor of the delivery log that continues after this delivery: what `after=<delivery id>`, the form the
+ * log took before every list had cursors, means. A 400 when it is not a delivery of the company.
+ */
+export async function deliveryLogCursor(em: EntityManager, companyId: string, deliveryId: string): Promise<Cursor> {
+  const cursor = await cursorAfter(em, WebhookDelivery, DELIVERY_LOG_ORDER, { id: deliveryId, company: companyId });
+  if (!cursor) throw ApiError.invalid('after', 'does not name a delivery of your company');
+  return cursor;
+}
+
+/** Delivery log of a company, newest first; after a cursor, the page that follows it. */
 export async function listDeliveries(em: EntityManager, companyId: string, page: Page, filters: DeliveryFilters) {
   const createdAt = {
     ...(filters.createdFrom ? { $gte: filters.createdFrom } : {}),
@@ -62,17 +73,7 @@ export async function listDeliveries(em: EntityManager, companyId: string, page:
     ...(filters.eventType ? { eventType: filters.eventType } : {}),
     ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
   };
-  if (filters.after) {
-    const cursor = await em.findOne(WebhookDelivery, { id: filters.after, company: companyId });
-    if (!cursor) throw ApiError.invalid('after', 'does not name a delivery of your company');
-    // Compared with the cursor's row in SQL: created_at has microseconds, a JavaScript Date only milliseconds, so
-    // deliveries made in the cursor's millisecond would be skipped if compared with the Date.
-    const cursorCreatedAt = () => raw('(select c.created_at from webhook_deliveries c where c.id = ?)', [cursor.id]);
-    Object.assign(where, { $or: [{ createdAt: { $lt: cursorCreatedAt() } }, { createdAt: cursorCreatedAt(), id: { $lt: cursor.id } }] });
-  }
-  const found = await findPage(em, WebhookDelivery, where, { createdAt: 'desc', id: 'desc' }, page);
-  const nextAfter = found.items.length === page.limit && found.total > page.offset + page.limit ? found.items.at(-1)!.id : null;
-  return { ...found, nextAfter };
+  return findPage(em, WebhookDelivery, where, DELIVERY_LOG_ORDER, page);
 }
 
 export async function getDelivery(em: EntityManager, companyId: string, id: string): Promise<WebhookDelivery> {

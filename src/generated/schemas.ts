@@ -22,23 +22,31 @@ export interface ErrorBody {
   };
 }
 
+/**
+ * rest-api.md 2.3 (limit, offset, total), with next_cursor for paging by cursor.
+ */
 export interface Pagination {
   /**
    * Page size applied.
    */
   limit: number;
   /**
-   * Records skipped.
+   * Records skipped (0 on a page after a cursor).
    */
   offset: number;
   /**
-   * Lists paged by cursor (?after=) only: the after value of the next page; null on the last one.
-   */
-  next_after?: string | null;
-  /**
-   * Total matching records.
+   * Total matching records: the whole list's, on a page after a cursor too.
    */
   total: number;
+  /**
+   * The after value of the next page (opaque; it follows this page's last record, whatever is added or removed meanwhile); null on the last page.
+   */
+  next_cursor: string | null;
+  /**
+   * @deprecated
+   * The delivery log only, deprecated (use next_cursor): the id of the page's last delivery, for after; null on the last page.
+   */
+  next_after?: string | null;
 }
 
 /**

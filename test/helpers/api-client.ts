@@ -63,6 +63,24 @@ export function restClient(stack: TestStack, tenant: Tenant, options: { scopes?:
   };
 }
 
+/**
+ * A list walked by cursor from `path` (whose query may hold limit and filters): each page's body, and every
+ * record in the order seen. Each page must be a 200 with a next_cursor, null on the last.
+ */
+export async function walkByCursor(api: Pick<RestClient, 'get'>, path: string): Promise<{ pages: any[]; records: any[] }> {
+  const pages: any[] = [];
+  let after: string | null = null;
+  do {
+    const response: JsonResponse = await api.get(after === null ? path : `${path}${path.includes('?') ? '&' : '?'}after=${encodeURIComponent(after)}`);
+    if (response.status !== 200) throw new Error(`GET ${path} after ${after} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    pages.push(response.body);
+    after = response.body.pagination.next_cursor;
+    if (after !== null && typeof after !== 'string') throw new Error(`GET ${path}: next_cursor is ${JSON.stringify(after)}`);
+    if (pages.length > 1000) throw new Error(`GET ${path}: more than 1000 pages`);
+  } while (after !== null);
+  return { pages, records: pages.flatMap((page) => page.data) };
+}
+
 export interface InboundSender {
   companyId: string;
   /** Sends a signed operation; `sentWith` is the key that sent it (its id is the change's originator). */

@@ -99,9 +99,14 @@ describe('GET /api/v1/openapi.json', () => {
   it('documents list parameters, bodies and error responses of a collection', () => {
     const list = document.paths['/api/v1/vendors'].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(
-      expect.arrayContaining(['limit', 'offset', 'updated_since', 'type', 'approval_status', 'trade_specialty', 'region']),
+      expect.arrayContaining(['limit', 'offset', 'after', 'updated_since', 'type', 'approval_status', 'trade_specialty', 'region']),
     );
     expect(list.responses['200'].content['application/json'].schema.properties.pagination.$ref).toBe('#/components/schemas/Pagination');
+    // rest-api.md 2.3's limit, offset and total, and the cursor of the next page.
+    expect(document.components.schemas.Pagination).toMatchObject({
+      required: ['limit', 'offset', 'total', 'next_cursor'],
+      properties: { next_cursor: { type: ['string', 'null'] } },
+    });
     const create = document.paths['/api/v1/vendors'].post;
     expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/VendorCreate');
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403', '409', '429', 'default']));

@@ -76,7 +76,7 @@ describe('payroll runs', () => {
     expect((await outboxOf(stack, tenant.companyId)).slice(before)).toEqual([]);
     const listed = (await api.get('/payroll-runs')).body;
     expect(listed.data.map((r: any) => r.id)).toEqual([third.id, second.id, first.id]);
-    expect(listed.pagination).toEqual({ limit: 50, offset: 0, total: 3 });
+    expect(listed.pagination).toEqual({ limit: 50, offset: 0, total: 3, next_cursor: null });
   });
 
   it.each([

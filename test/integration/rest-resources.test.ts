@@ -24,7 +24,7 @@ describe('REST resources', () => {
     it('lists with the spec fields and a pagination object', async () => {
       const response = await request(stack.baseUrl, 'GET', '/api/v1/projects', { key: pager.key });
       expect(response.status).toBe(200);
-      expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: 5 });
+      expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: 5, next_cursor: null });
       expect(response.body.data.map((p: { id: string }) => p.id)).toEqual(ids);
       expect(response.body.data[0]).toEqual(
         expect.objectContaining({
@@ -41,10 +41,10 @@ describe('REST resources', () => {
 
     it('pages with limit and offset', async () => {
       const page = await request(stack.baseUrl, 'GET', '/api/v1/projects?limit=2&offset=3', { key: pager.key });
-      expect(page.body.pagination).toEqual({ limit: 2, offset: 3, total: 5 });
+      expect(page.body.pagination).toEqual({ limit: 2, offset: 3, total: 5, next_cursor: null });
       expect(page.body.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(3, 5));
       const past = await request(stack.baseUrl, 'GET', '/api/v1/projects?offset=10', { key: pager.key });
-      expect(past.body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 5 } });
+      expect(past.body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 5, next_cursor: null } });
     });
 
     it.each(['limit=0', 'limit=101', 'limit=abc', 'offset=-1'])('answers 400 to %s', async (query) => {

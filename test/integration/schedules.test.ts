@@ -1,4 +1,4 @@
-import { type RestClient, restClient } from '../helpers/api-client';
+import { type RestClient, restClient, walkByCursor } from '../helpers/api-client';
 import { schemaViolation } from '../helpers/event-contract';
 import { seedEmployee } from '../helpers/fixtures';
 import { createTenant, issueTestKey, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -47,7 +47,7 @@ describe('REST /schedules', () => {
     const response = await api.get('/schedules');
     expect(response.status).toBe(200);
     expect(numbers(response)).toEqual(['W-MAY-1', 'W-MAY-4-EARLY', 'W-MAY-4', 'W-JUN-1']);
-    expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: 4 });
+    expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: 4, next_cursor: null });
     for (const entry of response.body.data) expect(schemaViolation('rest/schedules.json#/$defs/entry', entry)).toBeNull();
     expect(response.body.data[2]).toEqual({
       work_order_id: ids['W-MAY-4'],
@@ -98,8 +98,27 @@ describe('REST /schedules', () => {
   it('pages with limit and offset, keeping the total', async () => {
     const second = await api.get('/schedules?limit=2&offset=2');
     expect(numbers(second)).toEqual(['W-MAY-4', 'W-JUN-1']);
-    expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: 4 });
-    expect((await api.get('/schedules?offset=10')).body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 4 } });
+    expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: 4, next_cursor: null });
+    expect((await api.get('/schedules?offset=10')).body).toEqual({ data: [], pagination: { limit: 50, offset: 10, total: 4, next_cursor: null } });
+  });
+
+  it('pages by cursor in its own order, with filters, keeping the total', async () => {
+    const all = (await api.get('/schedules')).body.data;
+    const { pages, records } = await walkByCursor(api, '/schedules?limit=1');
+    expect(records).toEqual(all);
+    expect(pages.map((p) => p.pagination)).toEqual([1, 2, 3, 4].map((n) => ({ limit: 1, offset: 0, total: 4, next_cursor: n === 4 ? null : expect.any(String) })));
+    const filtered = await walkByCursor(api, `/schedules?limit=1&from=2026-05-02&project_id=${ids.tower}`);
+    expect(filtered.records.map((e) => e.work_order_number)).toEqual(['W-MAY-4', 'W-JUN-1']);
+    expect(filtered.pages.map((p) => p.pagination.total)).toEqual([2, 2]);
+    // Same day, the earlier start first: the cursor carries the start time (none, on W-MAY-1's page, above).
+    const mayFourth = await walkByCursor(api, '/schedules?limit=1&from=2026-05-04&to=2026-05-04');
+    expect(mayFourth.records.map((e) => e.work_order_number)).toEqual(['W-MAY-4-EARLY', 'W-MAY-4']);
+    // A cursor of another list is refused, even of the same table in another order.
+    const workOrders = (await api.get('/work-orders?limit=1')).body.pagination.next_cursor;
+    expect(workOrders).toEqual(expect.any(String));
+    const refused = await api.get(`/schedules?after=${workOrders}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'after' } });
   });
 
   it('follows changes to the work orders it shows', async () => {
@@ -136,6 +155,6 @@ describe('REST /schedules', () => {
 
   it("shows no other company's work orders", async () => {
     const other = restClient(stack, await createTenant(stack.orm, ['admin']));
-    expect((await other.get('/schedules')).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0 } });
+    expect((await other.get('/schedules')).body).toEqual({ data: [], pagination: { limit: 50, offset: 0, total: 0, next_cursor: null } });
   });
 });

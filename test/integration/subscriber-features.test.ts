@@ -208,17 +208,26 @@ describe('subscriber features', () => {
     );
 
     const byOffset = (await get(subscriber.key, `/webhook-deliveries?endpoint_id=${endpoint.id}`)).body.data.map((d: any) => d.id);
-    const byCursor: string[] = [];
-    const pages: (string | null)[] = [];
-    let after: string | null = null;
-    do {
-      const page: any = (await get(subscriber.key, `/webhook-deliveries?endpoint_id=${endpoint.id}&limit=2${after ? `&after=${after}` : ''}`)).body;
-      byCursor.push(...page.data.map((d: any) => d.id));
-      after = page.pagination.next_after;
-      pages.push(after);
-    } while (after);
-    expect(byCursor).toEqual(byOffset);
-    expect(pages).toEqual([byOffset[1], byOffset[3], null]);
+    const walk = async (next: 'next_cursor' | 'next_after') => {
+      const byCursor: string[] = [];
+      const pages: (string | null)[] = [];
+      let after: string | null = null;
+      do {
+        const page: any = (await get(subscriber.key, `/webhook-deliveries?endpoint_id=${endpoint.id}&limit=2${after ? `&after=${after}` : ''}`)).body;
+        byCursor.push(...page.data.map((d: any) => d.id));
+        expect(page.pagination.total).toBe(5);
+        after = page.pagination[next];
+        pages.push(after);
+      } while (after);
+      return { byCursor, pages };
+    };
+    const cursors = await walk('next_cursor');
+    expect(cursors.byCursor).toEqual(byOffset);
+    expect(cursors.pages).toEqual([expect.any(String), expect.any(String), null]);
+    // The form before every list had cursors, deprecated: after = the id of the page's last delivery (next_after).
+    const ids = await walk('next_after');
+    expect(ids.byCursor).toEqual(byOffset);
+    expect(ids.pages).toEqual([byOffset[1], byOffset[3], null]);
 
     const unknown = await get(subscriber.key, '/webhook-deliveries?after=01a20000-0000-7000-8000-000000000000');
     expect(unknown.status).toBe(400);

@@ -325,7 +325,7 @@ describe('outbound webhook deliveries', () => {
 
     const filtered = await request(stack.baseUrl, 'GET', `/api/v1/webhook-deliveries?endpoint_id=${endpoint.id}&status=delivered&event_type=employee.created`, { key: subscriber.key });
     expect(filtered.body.data.map((d: any) => d.id)).toEqual([delivery.id]);
-    expect(filtered.body.pagination).toEqual({ limit: 50, offset: 0, total: 1, next_after: null });
+    expect(filtered.body.pagination).toEqual({ limit: 50, offset: 0, total: 1, next_cursor: null, next_after: null });
     const attempts = await request(stack.baseUrl, 'GET', `/api/v1/webhook-deliveries/${delivery.id}/attempts`, { key: subscriber.key });
     expect(attempts.body.data).toHaveLength(1);
     expect((await request(stack.baseUrl, 'GET', '/api/v1/webhook-deliveries?status=lost', { key: subscriber.key })).status).toBe(400);

@@ -51,6 +51,29 @@ describe('client SDK against the service', () => {
     const listed: string[] = [];
     for await (const customer of client.paginate('/customers', { params: { query: { limit: 2 } } })) listed.push(customer.name);
     expect(listed).toEqual(names);
+    // By cursor (pagination.next_cursor), from the first page or from the offset given.
+    expect(queries).toEqual(['?limit=2', expect.stringMatching(/^\?limit=2&after=[\w-]+$/), expect.stringMatching(/^\?limit=2&after=[\w-]+$/)]);
+    queries.length = 0;
+    const fromOffset: string[] = [];
+    for await (const customer of client.paginate('/customers', { params: { query: { limit: 2, offset: 1 } } })) fromOffset.push(customer.name);
+    expect(fromOffset).toEqual(names.slice(1));
+    expect(queries).toEqual(['?limit=2&offset=1', expect.stringMatching(/^\?limit=2&after=[\w-]+$/)]);
+    // From a service older than cursors (no next_cursor): by offset.
+    const older = clientOf(tenant, {
+      fetch: async (request) => {
+        queries.push(new URL(request.url).search);
+        const response = await fetch(request);
+        const body = (await response.json()) as { pagination: Record<string, unknown> };
+        delete body.pagination.next_cursor;
+        const headers = new Headers(response.headers);
+        headers.delete('content-length');
+        return new Response(JSON.stringify(body), { status: response.status, headers });
+      },
+    });
+    queries.length = 0;
+    const byOffset: string[] = [];
+    for await (const customer of older.paginate('/customers', { params: { query: { limit: 2 } } })) byOffset.push(customer.name);
+    expect(byOffset).toEqual(names);
     expect(queries).toEqual(['?limit=2', '?limit=2&offset=2', '?limit=2&offset=4']);
 
     const updated = await client.put('/customers/{id}', { params: { path: { id: first.id } }, body: { status: 'Inactive', phone: '+1 416 555 0100' } });

@@ -75,9 +75,10 @@ export interface ConstructionClient {
   put: RestCall<'put'>;
   delete: RestCall<'delete'>;
   /**
-   * Every record of a list, page after page (by offset, or by cursor where the list has one: its
-   * pagination.next_after). Pages are as large as the service allows (limit 100) unless `limit` is given.
-   * Records added or removed while paging by offset can shift the pages: a record may be missed or seen twice.
+   * Every record of a list, page after page by cursor (`after` = the pagination.next_cursor of the page before),
+   * from the first page, or from the one `offset` or `after` names. Pages are as large as the service allows
+   * (limit 100) unless `limit` is given. Records added or removed while paging do not shift the pages: each
+   * record there throughout is seen once. (From a service older than cursors: by offset, where they can.)
    */
   paginate<Path extends ListPath, Options extends Init<Path, 'get'>>(path: Path, ...init: InitArgs<Options>): AsyncGenerator<ListItem<Path>, void, undefined>;
   /** Sends an inbound operation to /webhooks/inbound, signed with the signing secret (webhooks.md 5). */
@@ -127,13 +128,14 @@ export function createClient(options: ClientOptions): ConstructionClient {
     for (;;) {
       const page = (await get(path, { ...init, params: { ...init?.params, query } })) as {
         data: unknown[];
-        pagination: { offset: number; total: number; next_after?: string | null };
+        pagination: { offset: number; total: number; next_cursor?: string | null; next_after?: string | null };
       };
       yield* page.data;
       const { pagination } = page;
-      if (pagination.next_after !== undefined) {
-        if (pagination.next_after === null) return;
-        query.after = pagination.next_after;
+      const next = pagination.next_cursor !== undefined ? pagination.next_cursor : pagination.next_after;
+      if (next !== undefined) {
+        if (next === null) return;
+        query.after = next;
         delete query.offset;
       } else {
         const offset = pagination.offset + page.data.length;

@@ -24,8 +24,8 @@ export const reportRunsResource = defineResource({
   schema: 'rest/report-runs.json',
   service: ({ config }) => ({
     async list(em, companyId, page, where) {
-      const { items, total } = await reportRuns.list(em, companyId, page, where);
-      return { items: items.map((run) => withDownloadUrl(config.publicBaseUrl, run)), total };
+      const found = await reportRuns.list(em, companyId, page, where);
+      return { ...found, items: found.items.map((run) => withDownloadUrl(config.publicBaseUrl, run)) };
     },
     get: async (em, companyId, id) => withDownloadUrl(config.publicBaseUrl, await reportRuns.get(em, companyId, id)),
   }),

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { actorOf, type Actor } from '../../domain/accounts/actor';
 import { readScope, type RestCollection, writeScope } from '../../domain/accounts/scopes';
-import type { Page } from '../../domain/page';
+import type { ListPage, Page } from '../../domain/page';
 import type { AppDeps } from '../context';
 import { listBody, PAGE_PARAMS, pageOf, UPDATED_SINCE_PARAM } from '../pagination';
 import type { QueryParam, RouteSpec } from '../routes/route-spec';
@@ -13,7 +13,7 @@ import type { Filter } from './filters';
  */
 export interface ResourceService<Wire> {
   /** `where` holds the filters' conditions; `values` every parsed query parameter (for lists that are queries of their own). */
-  list?(em: EntityManager, companyId: string, page: Page, where: Record<string, unknown>, values: Record<string, unknown>): Promise<{ items: Wire[]; total: number }>;
+  list?(em: EntityManager, companyId: string, page: Page, where: Record<string, unknown>, values: Record<string, unknown>): Promise<ListPage<Wire>>;
   get?(em: EntityManager, companyId: string, id: string): Promise<Wire>;
   create?(em: EntityManager, actor: Actor, input: never): Promise<Wire>;
   update?(em: EntityManager, actor: Actor, id: string, patch: never): Promise<Wire>;
@@ -83,8 +83,8 @@ export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): R
         if (values.updated_since) conditions.push({ updatedAt: { $gte: values.updated_since } });
         for (const f of filters) if (values[f.param.name] !== undefined) conditions.push(f.where(values[f.param.name]));
         const where = conditions.length ? { $and: conditions } : {};
-        const { items, total } = await list(ctx.state.em, ctx.state.principal.companyId, page, where, values);
-        ctx.body = listBody(items, total, page);
+        const { items, total, next } = await list(ctx.state.em, ctx.state.principal.companyId, page, where, values);
+        ctx.body = listBody(items, total, page, next);
       },
     });
   }

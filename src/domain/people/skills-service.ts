@@ -14,8 +14,8 @@ export const skillRecord = (skill: Pick<Skill, 'id' | 'name' | 'createdAt'>): Sk
 
 /** Alphabetical, unlike other lists: the library is read as a vocabulary. */
 export async function listSkills(em: EntityManager, companyId: string, page: Page, where: FilterQuery<Skill> = {}) {
-  const { items, total } = await findPage(em, Skill, { ...(where as object), company: companyId }, { name: 'asc', id: 'asc' }, page);
-  return { items: items.map(skillRecord), total };
+  const found = await findPage(em, Skill, { ...(where as object), company: companyId }, { name: 'asc', id: 'asc' }, page);
+  return { ...found, items: found.items.map(skillRecord) };
 }
 
 export async function addSkill(em: EntityManager, companyId: string, name: string): Promise<Skill> {

@@ -9,7 +9,7 @@ import { ApiKey } from '../accounts/api-key.entity';
 import { Company } from '../accounts/company.entity';
 import type { CompanyRecord } from '../company-record';
 import { findIdIgnoringCase, lockNaturalKey } from '../natural-keys';
-import { findPage, findRow, type Page, type View } from '../page';
+import { findPage, findRow, type ListPage, type Page, type View } from '../page';
 import { applyWire, type FieldMapping, toWire, type WireMapping } from './wire-mapping';
 
 /** Who changes a record, and when: what the event builders put in *_by and *_at. */
@@ -106,14 +106,14 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
     return Boolean(this.spec.rowColumns) || !this.spec.wireRelations;
   }
 
-  async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<{ items: Wire[]; total: number }> {
+  async list(em: EntityManager, companyId: string, page: Page, where: FilterQuery<E> = {}): Promise<ListPage<Wire>> {
     const scoped = { ...(where as object), company: companyId } as FilterQuery<E>;
-    const { items, total } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page, this.spec.rowColumns);
-    if (this.readsRows) return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total };
+    const { items, total, next } = await findPage(em, this.spec.entity, scoped, { createdAt: 'asc', id: 'asc' } as never, page, this.spec.rowColumns);
+    if (this.readsRows) return { items: items.map((row) => toWire(this.spec.wire, row as unknown as View<E>)), total, next };
     const ids = items.map((row) => (row as unknown as { id: string }).id);
     const entities = await em.find(this.spec.entity, { id: { $in: ids } } as unknown as FilterQuery<E>, { populate: this.spec.wireRelations as never });
     const byId = new Map(entities.map((e) => [e.id, e]));
-    return { items: ids.map((id) => toWire(this.spec.wire, byId.get(id)!)), total };
+    return { items: ids.map((id) => toWire(this.spec.wire, byId.get(id)!)), total, next };
   }
 
   async get(em: EntityManager, companyId: string, id: string): Promise<Wire> {

@@ -88,8 +88,8 @@ export async function getReportSchedule(em: EntityManager, schedules: ScheduleGa
 }
 
 export async function listReportSchedules(em: EntityManager, schedules: ScheduleGateway, companyId: string, page: Page, where: Record<string, unknown>) {
-  const { items, total } = await reportSchedules.list(em, companyId, page, where);
-  return { items: await Promise.all(items.map((stored) => withState(schedules, stored))), total };
+  const found = await reportSchedules.list(em, companyId, page, where);
+  return { ...found, items: await Promise.all(found.items.map((stored) => withState(schedules, stored))) };
 }
 
 /**

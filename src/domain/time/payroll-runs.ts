@@ -77,9 +77,9 @@ export async function getPayrollRun(em: EntityManager, companyId: string, id: st
 
 /** Newest first, like a log. */
 export async function listPayrollRuns(em: EntityManager, companyId: string, page: Page) {
-  const { items, total } = await findPage(em, PayrollRun, { company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
+  const { items, total, next } = await findPage(em, PayrollRun, { company: companyId }, { createdAt: 'desc', id: 'desc' }, page);
   const runs = await em.find(PayrollRun, { id: { $in: items.map((r) => r.id) } }, { orderBy: { createdAt: 'desc', id: 'desc' } });
   const records: PayrollRunRecord[] = [];
   for (const run of runs) records.push(await payrollRunRecord(em, run));
-  return { items: records, total };
+  return { items: records, total, next };
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ScheduleEntry } from '../../generated/schemas';
-import type { Page } from '../page';
+import { isUuid, isValidDate } from '../../schemas/formats';
+import { encodeCursor, invalidCursor, type ListPage, type Page } from '../page';
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -71,11 +72,28 @@ export interface ScheduleFilters {
   status?: string;
 }
 
+/** The schedule's cursors: its order is its own (start date, start time with no time first, number, id). */
+const SCHEDULE_LIST = 'work_orders.schedule';
+const SCHEDULE_ORDER = "w.start_date, coalesce(w.start_time, ''), w.work_order_number, w.id";
+
+/** The start date, start time ('' for none), number and id of a schedule cursor; a 400 when it is not one. */
+function scheduleCursorKeys(page: Page): [string, string, string, string] | null {
+  if (!page.after) return null;
+  const { list, keys } = page.after;
+  const [date, time, number, id] = keys;
+  if (list !== SCHEDULE_LIST || keys.length !== 4 || typeof date !== 'string' || !isValidDate(date) || typeof time !== 'string' || typeof number !== 'string' || typeof id !== 'string' || !isUuid(id)) {
+    throw invalidCursor();
+  }
+  return [date, time, number, id];
+}
+
 /**
  * The schedule: one entry per work order with a start date, in the order a calendar shows them (start, then
- * number), with where it happens and who is on it. A range keeps the entries that overlap it.
+ * number), with where it happens and who is on it. A range keeps the entries that overlap it. After a cursor,
+ * the entries that follow it in that order; the total stays that of the whole schedule.
  */
-export async function listSchedule(em: EntityManager, companyId: string, page: Page, filters: ScheduleFilters): Promise<{ items: ScheduleEntry[]; total: number }> {
+export async function listSchedule(em: EntityManager, companyId: string, page: Page, filters: ScheduleFilters): Promise<ListPage<ScheduleEntry>> {
+  const after = scheduleCursorKeys(page);
   const conditions = ['w.company_id = ?', 'w.start_date is not null'];
   const params: unknown[] = [companyId];
   const where = (condition: string, ...values: unknown[]) => {
@@ -117,14 +135,19 @@ export async function listSchedule(em: EntityManager, companyId: string, page: P
             p.id as project_id, p.project_code, p.name as project_name,
             l.id as location_id, l.name as location_name, l.latitude, l.longitude,
             nullif(concat_ws(', ', nullif(l.address_line_1, ''), nullif(l.address_line_2, ''), nullif(l.city, ''), nullif(l.province, ''), nullif(l.postal_code, ''), nullif(l.country, '')), '') as address,
-            count(*) over () as total
+            ${after ? `(select count(*) from work_orders w where ${conditions.join(' and ')})` : 'count(*) over ()'} as total
        from work_orders w join projects p on p.id = w.project_id join locations l on l.id = p.location_id
-      where ${conditions.join(' and ')}
-      order by w.start_date, w.start_time nulls first, w.work_order_number, w.id
+      where ${conditions.join(' and ')}${after ? ` and (${SCHEDULE_ORDER}) > (?::date, ?::text, ?::text, ?::uuid)` : ''}
+      order by ${SCHEDULE_ORDER}
       limit ? offset ?`,
-    [...params, page.limit, page.offset],
+    [...(after ? params : []), ...params, ...(after ?? []), page.limit + 1, page.offset],
   );
-  const total = rows.length ? Number(rows[0]!.total) : page.offset > 0 ? Number((await em.execute<{ n: string }[]>(`select count(*) as n from work_orders w where ${conditions.join(' and ')}`, params))[0]!.n) : 0;
+  // One more than the page, to tell whether another follows.
+  const more = rows.length > page.limit;
+  if (more) rows.pop();
+  const last = rows.at(-1);
+  const next = more && last ? encodeCursor({ list: SCHEDULE_LIST, keys: [last.start_date, last.start_time ?? '', last.work_order_number, last.id] }) : null;
+  const total = rows.length ? Number(rows[0]!.total) : page.offset > 0 || after ? Number((await em.execute<{ n: string }[]>(`select count(*) as n from work_orders w where ${conditions.join(' and ')}`, params))[0]!.n) : 0;
   const ids = rows.map((r) => r.id);
   const people = ids.length
     ? await em.execute<{ work_order_id: string; employee_id: string; emp_number: string; name: string; position: number }[]>(
@@ -159,5 +182,5 @@ export async function listSchedule(em: EntityManager, companyId: string, page: P
         .map((p) => ({ employee_id: p.employee_id, emp_number: p.emp_number, name: p.name, role: p.employee_id === r.site_lead_id ? 'site_lead' : 'crew_member' })),
     };
   });
-  return { items, total };
+  return { items, total, next };
 }

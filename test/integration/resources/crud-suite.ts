@@ -3,7 +3,7 @@ import { REST_COLLECTIONS } from '../../../src/domain/accounts/scopes';
 import type { ResourceDefinition } from '../../../src/api/resources/resource';
 import { schemaViolation } from '../../helpers/event-contract';
 import { countRows } from '../../helpers/fixtures';
-import { type RestClient, restClient, unique, unknownId } from '../../helpers/api-client';
+import { type RestClient, restClient, unique, unknownId, walkByCursor } from '../../helpers/api-client';
 import { createTenant, issueTestKey, request, type Tenant, type TestStack } from '../../helpers/stack';
 
 /** Ids of the records a collection's records point at (customers, vendors, an employee …), by name. */
@@ -104,17 +104,17 @@ export function crudSuite(fixture: CrudFixture, getStack: () => TestStack): void
       const response = await api.get(base);
       expect(response.status).toBe(200);
       expect(Object.keys(response.body).sort()).toEqual(['data', 'pagination']);
-      expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: created.length });
+      expect(response.body.pagination).toEqual({ limit: 50, offset: 0, total: created.length, next_cursor: null });
       expect(response.body.data).toEqual(created);
       for (const record of response.body.data) expect(schemaViolation(recordSchema, record)).toBeNull();
     });
 
     it('pages with limit and offset, keeping the total', async () => {
       const first = await api.get(`${base}?limit=2`);
-      expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: created.length });
+      expect(first.body.pagination).toEqual({ limit: 2, offset: 0, total: created.length, next_cursor: expect.any(String) });
       expect(ids(first.body.data)).toEqual(ids(created.slice(0, 2)));
       const second = await api.get(`${base}?limit=2&offset=2`);
-      expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: created.length });
+      expect(second.body.pagination).toEqual({ limit: 2, offset: 2, total: created.length, next_cursor: created.length > 4 ? expect.any(String) : null });
       expect(ids(second.body.data)).toEqual(ids(created.slice(2, 4)));
       const last = await api.get(`${base}?limit=1&offset=${created.length - 1}`);
       expect(ids(last.body.data)).toEqual([created.at(-1).id]);
@@ -123,7 +123,16 @@ export function crudSuite(fixture: CrudFixture, getStack: () => TestStack): void
     it('answers an empty page with the real total for an offset past the end', async () => {
       const response = await api.get(`${base}?offset=${created.length + 5}`);
       expect(response.status).toBe(200);
-      expect(response.body).toEqual({ data: [], pagination: { limit: 50, offset: created.length + 5, total: created.length } });
+      expect(response.body).toEqual({ data: [], pagination: { limit: 50, offset: created.length + 5, total: created.length, next_cursor: null } });
+    });
+
+    it('walks by cursor: every record once, in the order offset paging gives, the total kept, no next_cursor on the last page', async () => {
+      const { pages, records } = await walkByCursor(api, `${base}?limit=2`);
+      expect(records).toEqual(created);
+      expect(pages).toHaveLength(Math.ceil(created.length / 2));
+      for (const [n, page] of pages.entries()) {
+        expect(page.pagination).toEqual({ limit: 2, offset: 0, total: created.length, next_cursor: n === pages.length - 1 ? null : expect.any(String) });
+      }
     });
 
     it.each(['limit=0', 'limit=101', 'offset=-1'])('answers 400 naming the parameter to %s', async (query) => {
@@ -152,6 +161,10 @@ export function crudSuite(fixture: CrudFixture, getStack: () => TestStack): void
       expect(response.body.pagination.total).toBe(filter.expect.length);
       // A filter that keeps everything proves nothing.
       expect(filter.expect.length).toBeLessThan(created.length);
+      // By cursor, a record a page, the same records with the same total.
+      const { pages, records } = await walkByCursor(api, `${base}?${query}&limit=1`);
+      expect({ query, ids: ids(records) }).toEqual({ query, ids: filter.expect.map((i) => created[i].id) });
+      expect(pages.every((page) => page.pagination.total === filter.expect.length)).toBe(true);
       // Past the last page the total is counted on its own, with the same conditions.
       const past = await api.get(`${base}?${query}&offset=${created.length}`);
       expect({ query, status: past.status, data: past.body.data, total: past.body.pagination?.total }).toEqual({ query, status: 200, data: [], total: filter.expect.length });

@@ -1682,7 +1682,7 @@ export interface paths {
         };
         /**
          * List deliveries
-         * @description The delivery log, newest first: by limit and offset, or by cursor (after = pagination.next_after of the previous page).
+         * @description The delivery log, newest first: by limit and offset, or by cursor (after = pagination.next_cursor of the previous page).
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -3358,16 +3358,24 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** Pagination */
+        /**
+         * Pagination
+         * @description rest-api.md 2.3 (limit, offset, total), with next_cursor for paging by cursor.
+         */
         Pagination: {
             /** @description Page size applied. */
             limit: number;
-            /** @description Records skipped. */
+            /** @description Records skipped (0 on a page after a cursor). */
             offset: number;
-            /** @description Lists paged by cursor (?after=) only: the after value of the next page; null on the last one. */
-            next_after?: string | null;
-            /** @description Total matching records. */
+            /** @description Total matching records: the whole list's, on a page after a cursor too. */
             total: number;
+            /** @description The after value of the next page (opaque; it follows this page's last record, whatever is added or removed meanwhile); null on the last page. */
+            next_cursor: string | null;
+            /**
+             * @deprecated
+             * @description The delivery log only, deprecated (use next_cursor): the id of the page's last delivery, for after; null on the last page.
+             */
+            next_after?: string | null;
         };
         "Employees.empNumber": string;
         "common.definitions.name": string;
@@ -9039,6 +9047,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Employees of this department (its name, ignoring case). */
@@ -9245,6 +9255,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Projects in this status. */
@@ -9524,6 +9536,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Work orders of this project. */
@@ -9734,6 +9748,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Entries that end on or after this date. */
                 from?: string;
                 /** @description Entries that start on or before this date. */
@@ -9783,6 +9799,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Customers with this name (ignoring case). */
@@ -9989,6 +10007,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Locations of this customer. */
@@ -10193,6 +10213,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Contacts of this customer. */
@@ -10401,6 +10423,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description The vendor with this name (ignoring case). */
@@ -10611,6 +10635,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Locations of this vendor. */
@@ -10817,6 +10843,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description The skill with this name (ignoring case). */
@@ -10938,6 +10966,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Time off of this employee. */
@@ -11146,6 +11176,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Timesheets of this employee. */
@@ -11547,6 +11579,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description The type with this code (ignoring case), e.g. OT. */
@@ -11751,6 +11785,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Reports on this work order. */
@@ -11995,6 +12031,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Reports on this work order. */
@@ -12239,6 +12277,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Purchase orders in this status. */
@@ -12768,6 +12808,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description The threshold of this role (ignoring case). */
@@ -12968,6 +13010,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Schedules of this report type. */
@@ -13242,6 +13286,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Only records created or changed at or after this time (ISO 8601 with a zone), for incremental sync. */
                 updated_since?: string;
                 /** @description Runs of this schedule. */
@@ -13361,6 +13407,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -13489,6 +13537,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -13822,6 +13872,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description Attempts whose status code is in this class: 2xx, 3xx, 4xx, 5xx, or none (no response: a connection error or a timeout). */
                 status_code_class?: "2xx" | "3xx" | "4xx" | "5xx" | "none";
             };
@@ -13947,7 +13999,7 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
-                /** @description Cursor paging: the deliveries that follow this one (its id; pagination.next_after of the previous page) in the log. */
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. A delivery's id (the deprecated pagination.next_after) is still accepted: the deliveries after that one. */
                 after?: string;
                 /** @description Deliveries to this endpoint. */
                 endpoint_id?: string;
@@ -14126,6 +14178,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip. */
                 offset?: number;
+                /** @description Cursor paging: the pagination.next_cursor of the previous page, for the records that follow it (offset must then be left out). Its cost stays flat however deep the page lies; the order and the total are those of the list. */
+                after?: string;
                 /** @description open: not resolved yet; resolved: the delivery was delivered or the endpoint re-enabled. */
                 status?: "open" | "resolved";
             };

@@ -55,8 +55,8 @@ export function payrollRunRoutes({ workflows, config }: AppDeps): RouteSpec[] {
       responses: { 200: { description: 'A page of payroll runs', listOf: RUN } },
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
-        const { items, total } = await listPayrollRuns(ctx.state.em, ctx.state.principal.companyId, page);
-        ctx.body = listBody(items, total, page);
+        const { items, total, next } = await listPayrollRuns(ctx.state.em, ctx.state.principal.companyId, page);
+        ctx.body = listBody(items, total, page, next);
       },
     },
     {

@@ -2,6 +2,7 @@ import { WEBHOOKS_MANAGE_SCOPE } from '../../../domain/accounts/scopes';
 import { idOf, type View } from '../../../domain/page';
 import type { DeliveryAttempt } from '../../../delivery/delivery-attempt.entity';
 import {
+  deliveryLogCursor,
   deliveryTrace,
   getDelivery,
   listAlerts,
@@ -26,9 +27,9 @@ import type {
   WebhookRecovery as RecoveryRecord,
 } from '../../../generated/schemas';
 import type { AppDeps } from '../../context';
-import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
+import { AFTER_PARAM, listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import { byId, byValue } from '../../resources/filters';
-import type { RouteSpec } from '../route-spec';
+import type { QueryParam, RouteSpec } from '../route-spec';
 
 const SCHEMA = 'rest/webhook-deliveries.json#/$defs';
 
@@ -111,14 +112,14 @@ export const statusCodeClassParam = {
     return raw as StatusCodeClass;
   },
 };
-const afterParam = {
-  name: 'after',
-  description: 'Cursor paging: the deliveries that follow this one (its id; pagination.next_after of the previous page) in the log.',
-  schema: { type: 'string', format: 'uuid' },
-  parse(raw: string) {
-    if (!isUuid(raw)) throw ApiError.invalid('after', 'must be a delivery id (pagination.next_after of the previous page)');
-    return raw.toLowerCase();
-  },
+/**
+ * `after` of the delivery log: a cursor, as on every list, or a delivery's id, as the log took before every list
+ * had cursors (pagination.next_after, kept for the clients of then).
+ */
+const deliveryAfterParam: QueryParam = {
+  ...AFTER_PARAM,
+  description: `${AFTER_PARAM.description} A delivery's id (the deprecated pagination.next_after) is still accepted: the deliveries after that one.`,
+  parse: (raw) => (isUuid(raw) ? raw.toLowerCase() : AFTER_PARAM.parse(raw)),
 };
 const alertStateParam = {
   name: 'status',
@@ -148,21 +149,22 @@ export function webhookDeliveryRoutes({ deliveryWorkflows, config }: AppDeps): R
       method: 'GET',
       path: '/webhook-deliveries',
       summary: 'List deliveries',
-      description: 'The delivery log, newest first: by limit and offset, or by cursor (after = pagination.next_after of the previous page).',
-      query: [...PAGE_PARAMS, afterParam, endpointFilter.param, statusFilter.param, eventTypeParam],
+      description: 'The delivery log, newest first: by limit and offset, or by cursor (after = pagination.next_cursor of the previous page).',
+      query: [...PAGE_PARAMS.map((p) => (p.name === 'after' ? deliveryAfterParam : p)), endpointFilter.param, statusFilter.param, eventTypeParam],
       responses: { 200: { description: 'A page of deliveries', listOf: `${SCHEMA}/record` } },
       async handler(ctx) {
-        const { query } = ctx.state;
-        const page = pageOf(query);
+        const { em, principal, query } = ctx.state;
+        const after = typeof query.after === 'string' ? await deliveryLogCursor(em, principal.companyId, query.after) : query.after;
+        const page = pageOf({ ...query, after });
         const filters = {
           endpointId: query.endpoint_id as string | undefined,
           status: query.status as DeliveryStatus | undefined,
           eventType: query.event_type as string | undefined,
-          after: query.after as string | undefined,
         };
-        const { items, total, nextAfter } = await listDeliveries(ctx.state.em, ctx.state.principal.companyId, page, filters);
-        const body = listBody(items.map((d) => deliveryJson(d)), total, page);
-        ctx.body = { ...body, pagination: { ...body.pagination, next_after: nextAfter } };
+        const { items, total, next } = await listDeliveries(em, principal.companyId, page, filters);
+        const body = listBody(items.map((d) => deliveryJson(d)), total, page, next);
+        // The deprecated form of next_cursor: the last delivery's id, for after.
+        ctx.body = { ...body, pagination: { ...body.pagination, next_after: next ? items.at(-1)!.id : null } };
       },
     },
     {
@@ -222,8 +224,8 @@ export function webhookDeliveryRoutes({ deliveryWorkflows, config }: AppDeps): R
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
         const state = ctx.state.query.status as 'open' | 'resolved' | undefined;
-        const { items, total } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page, state);
-        ctx.body = listBody(items.map(alertJson), total, page);
+        const { items, total, next } = await listAlerts(ctx.state.em, ctx.state.principal.companyId, page, state);
+        ctx.body = listBody(items.map(alertJson), total, page, next);
       },
     },
   ];

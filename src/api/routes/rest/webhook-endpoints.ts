@@ -97,8 +97,8 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       responses: { 200: { description: 'A page of endpoints', listOf: `${SCHEMA}/record` } },
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
-        const { items, total } = await listEndpoints(ctx.state.em, ctx.state.principal.companyId, page);
-        ctx.body = listBody(items.map((e) => endpointJson(e)), total, page);
+        const { items, total, next } = await listEndpoints(ctx.state.em, ctx.state.principal.companyId, page);
+        ctx.body = listBody(items.map((e) => endpointJson(e)), total, page, next);
       },
     },
     {
@@ -202,8 +202,8 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
         const statusCodeClass = ctx.state.query.status_code_class as StatusCodeClass | undefined;
-        const { items, total } = await listEndpointAttempts(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, page, statusCodeClass);
-        ctx.body = listBody(items.map(attemptJson), total, page);
+        const { items, total, next } = await listEndpointAttempts(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, page, statusCodeClass);
+        ctx.body = listBody(items.map(attemptJson), total, page, next);
       },
     },
     {
