@@ -1,5 +1,7 @@
 import type { Client as TemporalClient } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { TestReceiver } from '../test/helpers/https-receiver';
@@ -22,6 +24,73 @@ export async function noopWorkflowRate(client: TemporalClient, taskQueue: string
     }),
   );
   return completed / ((Date.now() - started) / 1000);
+}
+
+/** What one Temporal server sustains: its no-op workflow ceiling, and deliveries until their latency bends against it. */
+export interface SustainedDeliveries {
+  /** No-op workflows completed a second, 50 in flight. */
+  ceiling: number;
+  /** The highest offered rate of deliveries a second that was kept up with. */
+  sustained: number;
+  /** Each offered rate and its commit → receipt p50, as printed. */
+  steps: string[];
+  /** CPU milliseconds per no-op workflow during the ceiling, of each part `cpuSeconds` names (the Temporal server, its database). */
+  cpuMsPerWorkflow: Record<string, number>;
+  /** The whole machine's busy cores on average during the ceiling (/proc/stat): near all of them, the ceiling is CPU. */
+  machineCores: number;
+}
+
+/** Busy and total jiffies of all cores, from the first line of /proc/stat (user nice system idle iowait irq softirq steal). */
+function machineTicks(): { busy: number; total: number } {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = ticks.reduce((sum, n) => sum + n, 0);
+  return { busy: total - ticks[3]! - ticks[4]!, total };
+}
+
+const rate = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
+
+/**
+ * Phase 6's measurement, on whichever server `temporal` and the service's worker talk to: the no-op workflow ceiling,
+ * then deliveries at rising fractions of it (each step drained before the next) until one is not kept up with: an
+ * event not received, a backlog growing within the step, or the latency bent upwards. `around` wraps each step (the
+ * profile windows); `cpuSeconds` reads the CPU time used so far by the parts of the Temporal server, to tell what a
+ * workflow costs it.
+ */
+export async function sustainedDeliveryRate(
+  temporal: TemporalClient,
+  noopQueue: string,
+  probe: DeliveryProbe,
+  settings: {
+    ceilingSeconds: number;
+    stepSeconds: number;
+    around?: <T>(label: string, work: () => Promise<T>) => Promise<T>;
+    cpuSeconds?: () => Record<string, number>;
+  },
+): Promise<SustainedDeliveries> {
+  const around = settings.around ?? ((_label, work) => work());
+  const cpuBefore = settings.cpuSeconds?.() ?? {};
+  const machineBefore = machineTicks();
+  const started = Date.now();
+  const ceiling = await noopWorkflowRate(temporal, noopQueue, settings.ceilingSeconds);
+  const workflows = ceiling * ((Date.now() - started) / 1000);
+  const cpuAfter = settings.cpuSeconds?.() ?? {};
+  const machineAfter = machineTicks();
+  const machineCores = ((machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total)) * os.cpus().length;
+  const cpuMsPerWorkflow = Object.fromEntries(Object.entries(cpuAfter).map(([part, seconds]) => [part, (1000 * (seconds - (cpuBefore[part] ?? 0))) / Math.max(1, workflows)]));
+  let sustained = 0;
+  let baseline: number | null = null;
+  const steps: string[] = [];
+  for (const fraction of [0.25, 0.5, 0.75, 1, 1.25]) {
+    const offered = ceiling * fraction;
+    const step = await around(`6. deliveries at ${rate(offered)}/s`, () => probe.run(offered, settings.stepSeconds));
+    baseline ??= step.latency.p50;
+    steps.push(`${rate(offered)}/s: p50 ${rate(step.latency.p50)} ms${step.fallingBehind ? ', falling behind' : ''}`);
+    // Kept up: every event delivered, no backlog growing within the step, and the latency not bent upwards.
+    const bent = step.received < step.sent || step.fallingBehind || step.latency.p50 > Math.max(2 * baseline, baseline + 500);
+    if (bent) break;
+    sustained = offered;
+  }
+  return { ceiling, sustained, steps, cpuMsPerWorkflow, machineCores };
 }
 
 /** An event as the service would have committed it, for the outbox (a copy of a real one's data). */

@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
- * phase 11 alone): the service against the ceiling of the same work, measured in the same run and
+ * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it):
+ * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
  *
@@ -22,7 +23,7 @@ import { connectOrm } from '../src/db/orm';
 import { localEncryptionKey } from '../src/local-environment';
 import { startReceiver, testCertificate } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
-import { DeliveryProbe, noopWorkflowRate } from './deliveries';
+import { DeliveryProbe, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { deliveryListLatency, runRetention, seedOldDeliveries } from './history';
 import { load, type LoadResult } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
@@ -33,6 +34,8 @@ import { tracingPhase, type TracingRun } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { type CompiledProject, compileProject, type NodeProcess, nodeFlagsOf, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart } from './startup';
+import { productionCeilingPhase } from './production-ceiling';
+import { devServerCpu, HISTORY_SHARDS, installTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
 import type { TaskQueues } from '../src/temporal/task-queues';
 
@@ -45,9 +48,12 @@ const CONNECTIONS = 16;
 const KEYS = QUICK ? 300 : 2000;
 const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
-/** `--only isolation`, `--only tracing` or `--only scale-out`: phase 9, 10 or 11 alone (its own processes on the run's servers), without the 10 minutes before it. */
+/**
+ * `--only isolation`, `--only tracing`, `--only scale-out` or `--only temporal-postgres`: phase 9, 10, 11 or 6e alone (its
+ * own processes on the run's servers), without the 10 minutes before it.
+ */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'tracing', 'scale-out'];
+const ONLY_PHASES = ['isolation', 'tracing', 'scale-out', 'temporal-postgres'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
@@ -100,11 +106,16 @@ async function main() {
     `${QUICK ? 'Quick' : 'Full'} benchmark${ONLY ? `, ${ONLY} phase only` : ''}: ${SECONDS} s load phases, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
 
+  // Phase 6e's server, built first if need be (minutes, once): a missing Go fails the run before its other phases, not after.
+  const temporalServerDir = runs('temporal-postgres') && (!QUICK || ONLY) ? installTemporalServer() : null;
+
   if (!ONLY) await startupPhase(dir);
 
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
   try {
     if (!ONLY) await servicePhases(servers, compiled, { dir, profileDir, started });
+    if (temporalServerDir) await productionCeiling(servers, compiled, dir, temporalServerDir);
+    else if (runs('temporal-postgres')) console.log('6e. Production ceiling (Temporal on PostgreSQL): not run with --quick; `npm run bench -- --only temporal-postgres` runs it alone.\n');
     // Phases 10, 11 and 9 each start processes of their own, with the other phases' processes stopped.
     if (runs('tracing')) await tracing(servers, compiled, dir);
     if (runs('scale-out')) await scaleOut(servers, compiled, dir);
@@ -214,6 +225,49 @@ async function servicePhases(servers: Servers, compiled: CompiledProject, run: {
     ratio: '–',
     target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
     verdict: verdict(rss.worker <= WORKER_RSS_BUDGET_MB),
+  });
+}
+
+/** Phase 6's figures on the dev server, for phase 6e to stand beside its own. */
+let devServerDeliveries: SustainedDeliveries | null = null;
+
+/**
+ * Phase 6e (bench/production-ceiling.ts, issue 27): phase 6's no-op workflow ceiling and deliveries sustained, on the
+ * Temporal server with PostgreSQL persistence beside the dev server's (phase 6's when the run measured them). Figures
+ * without a target: what the server's persistence changes on this machine.
+ */
+async function productionCeiling(servers: Servers, compiled: CompiledProject, dir: string, serverDir: string): Promise<void> {
+  const { devServer, postgres } = await productionCeilingPhase(servers, compiled, dir, {
+    ceilingSeconds: Math.max(SECONDS, 5),
+    stepSeconds: QUICK ? 3 : 10,
+    serverDir,
+    devServer: devServerDeliveries,
+  });
+  const cpu = (figures: SustainedDeliveries) => {
+    const parts = Object.entries(figures.cpuMsPerWorkflow);
+    return `${parts.length ? `; ${parts.map(([part, ms]) => `${part} ${ms.toFixed(1)}`).join(' + ')} ms CPU/workflow` : ''}; machine ${figures.machineCores.toFixed(2)} of ${os.cpus().length} cores busy`;
+  };
+  const where = devServer.measuredHere ? 'measured in this phase' : "phase 6's";
+  // With TEMPORAL_ADDRESS, the run's server is that one rather than a dev server of its own.
+  const runServer = process.env.TEMPORAL_ADDRESS ? `the run's Temporal server at TEMPORAL_ADDRESS (${where})` : `the dev server (SQLite file, ${where})`;
+  const settings = postgres.postgresSettings.length ? postgres.postgresSettings.join(', ') : 'fsync and synchronous_commit on';
+  const server = `Temporal server ${TEMPORAL_SERVER_VERSION.slice(1)} on PostgreSQL (${HISTORY_SHARDS} history shards, ${settings})`;
+  record({
+    work: `6e. No-op workflow ceiling (workflows of one no-op activity, 50 in flight): ${server} | ${runServer}`,
+    ceiling: `${fmt(devServer.ceiling)}/s${cpu(devServer)}`,
+    service: `${fmt(postgres.ceiling)}/s${cpu(postgres)}`,
+    ratio: (postgres.ceiling / devServer.ceiling).toFixed(2),
+    target: '–',
+    verdict: '',
+  });
+  const sustained = (figures: SustainedDeliveries) => `${fmt(figures.sustained)}/s, ${(figures.sustained / figures.ceiling).toFixed(2)} of its ceiling (${figures.steps.join('; ')})`;
+  record({
+    work: `6e. Deliveries sustained until latency bends (phase 6's steps against each server's own ceiling): ${server} | ${runServer}`,
+    ceiling: sustained(devServer),
+    service: sustained(postgres),
+    ratio: (postgres.sustained / Math.max(0.001, devServer.sustained)).toFixed(2),
+    target: '–',
+    verdict: '',
   });
 }
 
@@ -476,21 +530,14 @@ async function requestPhases(target: { url: string; proc: NodeProcess }, ceiling
  * drained before the next), then commit → receipt latency at half the sustained rate.
  */
 async function deliveryPhase(temporal: TemporalClient, noopQueue: string, probe: DeliveryProbe): Promise<void> {
-  const ceiling = await noopWorkflowRate(temporal, noopQueue, Math.max(SECONDS, 5));
-  const stepSeconds = QUICK ? 3 : 10;
-  let sustained = 0;
-  let baseline: number | null = null;
-  const steps: string[] = [];
-  for (const fraction of [0.25, 0.5, 0.75, 1, 1.25]) {
-    const offered = ceiling * fraction;
-    const step = await profiled(`6. deliveries at ${fmt(offered)}/s`, () => probe.run(offered, stepSeconds));
-    baseline ??= step.latency.p50;
-    steps.push(`${fmt(offered)}/s: p50 ${fmt(step.latency.p50)} ms${step.fallingBehind ? ', falling behind' : ''}`);
-    // Kept up: every event delivered, no backlog growing within the step, and the latency not bent upwards.
-    const bent = step.received < step.sent || step.fallingBehind || step.latency.p50 > Math.max(2 * baseline, baseline + 500);
-    if (bent) break;
-    sustained = offered;
-  }
+  const measured = await sustainedDeliveryRate(temporal, noopQueue, probe, {
+    ceilingSeconds: Math.max(SECONDS, 5),
+    stepSeconds: QUICK ? 3 : 10,
+    around: profiled,
+    cpuSeconds: devServerCpu,
+  });
+  devServerDeliveries = measured;
+  const { ceiling, sustained, steps } = measured;
   const ratio = sustained / ceiling;
   record({
     work: `6. Deliveries sustained until latency bends (${steps.join('; ')}) | no-op workflows, 50 in flight`,
