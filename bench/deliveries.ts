@@ -5,6 +5,7 @@ import os from 'node:os';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { TestReceiver } from '../test/helpers/https-receiver';
+import type { DeliveredEvent } from './delivery-timeline';
 import { summary } from './http-load';
 
 /**
@@ -179,6 +180,18 @@ export class DeliveryProbe {
     const lost = [...this.committedAt.keys()].filter((id) => !this.receivedAt.has(id)).length;
     const duplicates = [...this.receiptsById.values()].reduce((sum, n) => sum + n - 1, 0);
     return { sent: this.committedAt.size, lost, duplicates };
+  }
+
+  /** Commits one event and waits for its receipt (up to `timeoutMs`): what bench/delivery-timeline.ts follows. */
+  async single(timeoutMs = 30_000): Promise<DeliveredEvent> {
+    const eventId = uuidv7();
+    await this.commit(eventId);
+    const deadline = Date.now() + timeoutMs;
+    while (!this.receivedAt.has(eventId)) {
+      if (Date.now() > deadline) throw new Error(`event ${eventId} was not received within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    return { eventId, committedAt: this.committedAt.get(eventId)!, receivedAt: this.receivedAt.get(eventId)! };
   }
 
   private async commit(id: string): Promise<void> {

@@ -24,10 +24,34 @@ export interface PageLatency {
   raw: { p50: number; p99: number; max: number };
 }
 
+/** A position in the work-order list: the cursor the api gives for it, and the row it stands for. */
+export interface ListPosition {
+  cursor: string;
+  createdAt: Date;
+  id: string;
+}
+
 /**
- * Latency of one page (limit 100) at `offset`: the service's GET /api/v1/work-orders and the raw SQL of the same
- * page (`select * … order by created_at, id limit 100 offset …`, no total), one request at a time and
- * alternating, so both see the same moments of a busy machine.
+ * The cursor after the work order at `index` (0-based, oldest first), as a client walking the list would hold it:
+ * the `next_cursor` of the one-record page at that offset.
+ */
+export async function positionAt(db: Pool, apiUrl: string, key: () => string, companyId: string, index: number): Promise<ListPosition> {
+  const response = await fetch(`${apiUrl}/api/v1/work-orders?limit=1&offset=${index}`, { headers: { 'X-API-Key': key() } });
+  const body = (await response.json()) as { pagination?: { next_cursor: string | null } };
+  const cursor = body.pagination?.next_cursor;
+  if (response.status !== 200 || !cursor) throw new Error(`work-order list answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  const { rows } = await db.query<{ created_at: Date; id: string }>('select created_at, id from work_orders where company_id = $1 order by created_at, id limit 1 offset $2', [
+    companyId,
+    index,
+  ]);
+  return { cursor, createdAt: rows[0]!.created_at, id: rows[0]!.id };
+}
+
+/**
+ * Latency of one page (limit 100) at `offset`, or after `after` (a cursor: the keyset page): the service's GET
+ * /api/v1/work-orders and the raw SQL of the same page (`select * … order by created_at, id limit 100`, by offset
+ * or past the cursor's row, no total), one request at a time and alternating, so both see the same moments of a
+ * busy machine.
  */
 export async function measurePage(options: {
   db: Pool;
@@ -36,9 +60,10 @@ export async function measurePage(options: {
   companyId: string;
   rows: number;
   offset: number;
+  after?: ListPosition;
   samples: number;
 }): Promise<PageLatency> {
-  const { db, apiUrl, key, companyId, offset, samples } = options;
+  const { db, apiUrl, key, companyId, offset, after, samples } = options;
   const service: number[] = [];
   const raw: number[] = [];
   const timed = async (work: () => Promise<unknown>) => {
@@ -46,12 +71,18 @@ export async function measurePage(options: {
     await work();
     return performance.now() - started;
   };
+  const query = after ? `limit=100&after=${after.cursor}` : `limit=100&offset=${offset}`;
   const get = async () => {
-    const response = await fetch(`${apiUrl}/api/v1/work-orders?limit=100&offset=${offset}`, { headers: { 'X-API-Key': key() } });
-    const body = (await response.json()) as { pagination?: { total: number } };
-    if (response.status !== 200 || body.pagination?.total !== options.rows) throw new Error(`work-order list answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    const response = await fetch(`${apiUrl}/api/v1/work-orders?${query}`, { headers: { 'X-API-Key': key() } });
+    const body = (await response.json()) as { data?: unknown[]; pagination?: { total: number } };
+    if (response.status !== 200 || body.pagination?.total !== options.rows || body.data?.length === 0) {
+      throw new Error(`work-order list answered ${response.status}: ${JSON.stringify(body).slice(0, 300)}`);
+    }
   };
-  const select = () => db.query('select * from work_orders where company_id = $1 order by created_at, id limit 100 offset $2', [companyId, offset]);
+  const select = () =>
+    after
+      ? db.query('select * from work_orders where company_id = $1 and (created_at, id) > ($2, $3) order by created_at, id limit 100', [companyId, after.createdAt, after.id])
+      : db.query('select * from work_orders where company_id = $1 order by created_at, id limit 100 offset $2', [companyId, offset]);
   // Warm: plans cached, pages in memory.
   for (let i = 0; i < 5; i++) await Promise.all([get(), select()]);
   for (let i = 0; i < samples; i++) {

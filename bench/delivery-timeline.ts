@@ -1,0 +1,68 @@
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import type { Pool } from 'pg';
+import { deliveryWorkflowId } from '../workflows/webhook-delivery.contract';
+
+/** One delivery, as the benchmark made it: its event, when its commit returned and when the receiver had it (ms since the epoch). */
+export interface DeliveredEvent {
+  eventId: string;
+  committedAt: number;
+  receivedAt: number;
+}
+
+/** The steps of one delivery, in order, each as ms after its event's commit returned. */
+export const TIMELINE_STEPS = [
+  ['dispatched', "the dispatcher's batch took the event (outbox dispatched_at: its transaction's start)"],
+  ['runStarted', 'Temporal recorded the run (WorkflowExecutionStarted)'],
+  ['firstTaskStarted', 'a worker took its first workflow task'],
+  ['firstTaskCompleted', 'that task completed: the plan (a local activity) and the attempt scheduled'],
+  ['attemptStarted', 'a worker took the attempt activity'],
+  ['received', 'the receiver had the request'],
+  ['attemptCompleted', 'the attempt recorded and its activity completed'],
+  ['runClosed', 'the run closed'],
+] as const;
+
+export type TimelineStep = (typeof TIMELINE_STEPS)[number][0];
+export type Timeline = Record<TimelineStep, number>;
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+const millis = (event: HistoryEvent | undefined): number => {
+  if (!event?.eventTime) return Number.NaN;
+  return Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6);
+};
+
+/**
+ * Where one delivery's time went, from the records it left: the outbox row and the delivery row in PostgreSQL, the
+ * run's history in Temporal (event times are the server's), and the receiver's clock; all on one machine.
+ */
+export async function timelineOf(db: Pool, temporal: TemporalClient, delivered: DeliveredEvent): Promise<Timeline> {
+  const { rows } = await db.query<{ id: string; dispatched_at: Date }>(
+    'select d.id, o.dispatched_at from webhook_deliveries d join outbox_events o on o.id = d.event_id where d.event_id = $1',
+    [delivered.eventId],
+  );
+  const [row] = rows;
+  if (!row) throw new Error(`no delivery of event ${delivered.eventId}`);
+  const history = await temporal.workflow.getHandle(deliveryWorkflowId(row.id)).fetchHistory();
+  const events = history.events ?? [];
+  const first = (has: (event: HistoryEvent) => unknown) => events.find((event) => has(event));
+  const since = (at: number) => at - delivered.committedAt;
+  return {
+    dispatched: since(row.dispatched_at.getTime()),
+    runStarted: since(millis(first((e) => e.workflowExecutionStartedEventAttributes))),
+    firstTaskStarted: since(millis(first((e) => e.workflowTaskStartedEventAttributes))),
+    firstTaskCompleted: since(millis(first((e) => e.workflowTaskCompletedEventAttributes))),
+    attemptStarted: since(millis(first((e) => e.activityTaskStartedEventAttributes))),
+    received: since(delivered.receivedAt),
+    attemptCompleted: since(millis(first((e) => e.activityTaskCompletedEventAttributes))),
+    runClosed: since(millis(events.at(-1))),
+  };
+}
+
+/** The median of each step over `timelines`. */
+export function medianTimeline(timelines: Timeline[]): Timeline {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  };
+  return Object.fromEntries(TIMELINE_STEPS.map(([step]) => [step, median(timelines.map((timeline) => timeline[step]))])) as Timeline;
+}
