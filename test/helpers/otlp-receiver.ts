@@ -11,6 +11,9 @@ export interface ReceivedSpan {
   name: string;
   /** OTLP's SpanKind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
+  /** Start and end, in nanoseconds since the epoch (OTLP's fixed64, as a decimal string). */
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   attributes: Record<string, unknown>;
   events: { name: string; attributes: Record<string, unknown> }[];
   links: { traceId: string; spanId: string }[];
@@ -49,6 +52,8 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind?: number;
+  startTimeUnixNano?: string;
+  endTimeUnixNano?: string;
   attributes?: KeyValue[];
   events?: { name: string; attributes?: KeyValue[] }[];
   links?: { traceId: string; spanId: string }[];
@@ -76,6 +81,8 @@ function spansOf(request: ExportRequest, hexId: (id: string) => string): Receive
         parentSpanId: span.parentSpanId ? hexId(span.parentSpanId) : '',
         name: span.name,
         kind: span.kind ?? 0,
+        startTimeUnixNano: String(span.startTimeUnixNano ?? '0'),
+        endTimeUnixNano: String(span.endTimeUnixNano ?? '0'),
         attributes: attributesOf(span.attributes),
         events: (span.events ?? []).map((event) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
         links: (span.links ?? []).map((link) => ({ traceId: hexId(link.traceId), spanId: hexId(link.spanId) })),
