@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { TestReceiver } from '../test/helpers/https-receiver';
 import type { DeliveredEvent } from './delivery-timeline';
+import type { Tenant } from './seed';
 import { summary } from './http-load';
 
 /**
@@ -25,6 +26,23 @@ export async function noopWorkflowRate(client: TemporalClient, taskQueue: string
     }),
   );
   return completed / ((Date.now() - started) / 1000);
+}
+
+/**
+ * A DeliveryProbe for `tenant`: an endpoint of its at `receiver` for customer.created (registered through the api at
+ * `apiUrl`), each event a copy of the customer.created its seeding made. Also the endpoint's id.
+ */
+export async function probeDeliveriesOf(db: Pool, apiUrl: string, tenant: Tenant, receiver: TestReceiver): Promise<{ probe: DeliveryProbe; endpointId: string }> {
+  const endpoint = await fetch(`${apiUrl}/api/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': tenant.keys[0]!.key },
+    body: JSON.stringify({ url: receiver.url, event_types: ['customer.created'] }),
+  });
+  if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+  const [template] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [tenant.companyId])).rows;
+  if (!template) throw new Error('the seeded company has no customer.created event to copy');
+  const probe = new DeliveryProbe(db, { companyId: tenant.companyId, eventType: 'customer.created', data: template.data }, receiver);
+  return { probe, endpointId: ((await endpoint.json()) as { id: string }).id };
 }
 
 /** What one Temporal server sustains: its no-op workflow ceiling, and deliveries until their latency bends against it. */

@@ -6,7 +6,7 @@ import { parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/db/orm';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
-import { DeliveryProbe, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
+import { probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { seedTenant } from './seed';
 import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 import { devServerCpu, startPostgresTemporal } from './temporal-server';
@@ -67,16 +67,7 @@ async function measureOn(
     await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running'), waitForOutput(noopWorker, 'noop worker running')]);
 
     receiver = await startReceiver();
-    const endpoint = await fetch(`http://127.0.0.1:${apiPort}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': tenant.keys[0]!.key },
-      body: JSON.stringify({ url: receiver.url, event_types: ['customer.created'] }),
-    });
-    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
-    // The seeding's own customer.created is the template of every event.
-    const [template] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [tenant.companyId])).rows;
-    if (!template) throw new Error('the seeded company has no customer.created event to copy');
-    const probe = new DeliveryProbe(db, { companyId: tenant.companyId, eventType: 'customer.created', data: template.data }, receiver);
+    const { probe } = await probeDeliveriesOf(db, `http://127.0.0.1:${apiPort}`, tenant, receiver);
     temporal = new TemporalClient({ connection: await Connection.connect({ address: temporalAddress }) });
     const measured = await sustainedDeliveryRate(temporal, noopQueue, probe, { ceilingSeconds: settings.ceilingSeconds, stepSeconds: settings.stepSeconds, cpuSeconds });
     const tally = probe.tally();

@@ -5,7 +5,7 @@ import { parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/db/orm';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
-import { DeliveryProbe } from './deliveries';
+import { probeDeliveriesOf } from './deliveries';
 import { load, type LoadResult } from './http-load';
 import { rotation, seedTenant } from './seed';
 import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, procStat, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
@@ -174,17 +174,9 @@ export async function scaleOutPhase(servers: Servers, compiled: CompiledProject,
     const deliveryTenant = await seedTenant(orm, key, 'Scale-out Deliveries', { keys: 1, projects: 0 });
     await Promise.all([...apis.map((api) => waitForHttp(`${api.url}/health`, api.proc)), waitForOutput(workers[0]!, 'worker running')]);
 
-    // Deliveries: one endpoint at one receiver; the seeding's own customer.created is the template of every event.
+    // Deliveries: one endpoint at one receiver.
     receiver = await startReceiver();
-    const endpoint = await fetch(`${apis[0]!.url}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': deliveryTenant.keys[0]!.key },
-      body: JSON.stringify({ url: receiver.url, event_types: ['customer.created'] }),
-    });
-    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
-    const [template] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [deliveryTenant.companyId])).rows;
-    if (!template) throw new Error('the seeded company has no customer.created event to copy');
-    const probe = new DeliveryProbe(db, { companyId: deliveryTenant.companyId, eventType: 'customer.created', data: template.data }, receiver);
+    const { probe } = await probeDeliveriesOf(db, apis[0]!.url, deliveryTenant, receiver);
     const warmUpSeconds = Math.min(2, settings.seconds);
     const deliveryRun = async (): Promise<DeliveryRun> => {
       await probe.run(settings.offeredPerSecond, warmUpSeconds / 2, settings.drainMs);

@@ -8,16 +8,16 @@
 import { Client, Connection } from '@temporalio/client';
 import { type SearchAttributePair } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time';
-import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { PROJECT_ROOT } from '../src/paths';
+import { executable, goBinDir } from '../src/temporal/cli-binary';
 import { registerMissingSearchAttributes } from '../src/temporal/register-search-attributes';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import { freePort } from '../test/helpers/ports';
@@ -35,25 +35,6 @@ export const HISTORY_SHARDS = 4;
 const MAX_CONNS = 20;
 /** The dynamic configuration the project's dev server gets (src/temporal/dev-server.ts DEV_SERVER_FAIRNESS_ARGS): task queue fairness. */
 const DYNAMIC_CONFIG = { 'matching.useNewMatcher': [{ value: true }], 'matching.enableFairness': [{ value: true }] };
-
-const executable = (file: string) => {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-function goBinDir(): string {
-  try {
-    const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
-    if (gobin) return gobin;
-    return path.join(execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8' }).trim().split(path.delimiter)[0]!, 'bin');
-  } catch {
-    return path.join(os.homedir(), 'go', 'bin');
-  }
-}
 
 /** Where the server, its SQL tool and the PostgreSQL schema are: TEMPORAL_SERVER_DIR, else Go's bin folder/temporal-server-v1.29.1. */
 export function temporalServerDir(): string {

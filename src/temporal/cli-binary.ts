@@ -7,7 +7,8 @@ import { PROJECT_ROOT } from '../paths';
 /** The dev server the SDK should run: a binary we found or built, else the SDK's own cached download. */
 export type TemporalExecutable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
 
-function executable(file: string): boolean {
+/** Whether `file` exists and may be run. */
+export function executable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;
@@ -23,7 +24,8 @@ function onPath(name: string): string | null {
   return null;
 }
 
-function goBinDir(): string {
+/** Where `go install` puts binaries: GOBIN, else the first GOPATH's bin, else ~/go/bin. */
+export function goBinDir(): string {
   try {
     const gobin = execFileSync('go', ['env', 'GOBIN'], { encoding: 'utf8' }).trim();
     if (gobin) return gobin;
