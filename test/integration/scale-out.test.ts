@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { type ScheduleDescription, type ScheduleHandle, ScheduleNotFoundError } from '@temporalio/client';
 import { deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { temporalScheduleId } from '../../src/domain/reporting/report-schedules';
@@ -27,6 +28,24 @@ interface Api {
  * in-process stack here only registers endpoints and reads; it runs no worker and no dispatcher. The workers load the
  * workflow bundle global setup made (WORKFLOW_BUNDLE_PATH, a production setting too) instead of each bundling dist/workflows.
  */
+/**
+ * A schedule's description, asked again while the server refuses for a moment: the server answers it with a query to
+ * its scheduler workflow, which a busy dev server can fail while the schedule fires (CI saw that once).
+ */
+async function describeSchedule(handle: ScheduleHandle): Promise<ScheduleDescription> {
+  let refusal: unknown;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      return await handle.describe();
+    } catch (error) {
+      if (error instanceof ScheduleNotFoundError) throw error;
+      refusal = error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw refusal;
+}
+
 describe('scale-out: two api and two worker processes on one PostgreSQL and one Temporal', () => {
   let stack: TestStack;
   let env: Record<string, string>;
@@ -217,7 +236,7 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     // start, and one api made the report schedule. Wait for the report schedule's first firing (cron: every minute).
     const reportSchedule = stack.temporal.schedule.getHandle(temporalScheduleId(scheduled.body.id));
     const fired = await waitFor(async () => {
-      const actions = (await reportSchedule.describe()).info.recentActions;
+      const actions = (await describeSchedule(reportSchedule)).info.recentActions;
       return actions.length > 0 && actions;
     }, 75_000, 'the report schedule to fire');
     const reportRuns = async () => (await stack.em().execute<{ workflow_id: string }[]>('select workflow_id from report_runs where schedule_id = ?', [scheduled.body.id])).map((r) => r.workflow_id);
@@ -225,14 +244,14 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     // One run per firing: never more runs than firings counted after them, each of its own workflow.
     const reports = await reportRuns();
     expect(new Set(reports).size).toBe(reports.length);
-    expect(reports.length).toBeLessThanOrEqual((await reportSchedule.describe()).info.recentActions.length);
+    expect(reports.length).toBeLessThanOrEqual((await describeSchedule(reportSchedule)).info.recentActions.length);
 
     const retentionIds: string[] = [];
     for await (const schedule of stack.temporal.schedule.list()) if (schedule.scheduleId.startsWith('retention/')) retentionIds.push(schedule.scheduleId);
     const retentionId = retentionScheduleId(stack.config.temporal.taskQueues);
     expect(retentionIds.filter((id) => id === retentionId)).toHaveLength(1);
     const retention = stack.temporal.schedule.getHandle(retentionId);
-    const retentionFired = await waitFor(async () => (await retention.describe()).info.numActionsTaken, 75_000, 'the retention schedule to fire');
+    const retentionFired = await waitFor(async () => (await describeSchedule(retention)).info.numActionsTaken, 75_000, 'the retention schedule to fire');
     const retentionRuns = async () => {
       const ids: string[] = [];
       for await (const run of stack.temporal.workflow.list({ query: `TemporalScheduledById = "${retentionId}"` })) ids.push(run.workflowId);
@@ -241,7 +260,7 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     await waitFor(async () => (await retentionRuns()).length >= retentionFired, 30_000, 'the retention runs');
     const runs = await retentionRuns();
     expect(new Set(runs).size).toBe(runs.length);
-    expect(runs.length).toBeLessThanOrEqual((await retention.describe()).info.numActionsTaken);
+    expect(runs.length).toBeLessThanOrEqual((await describeSchedule(retention)).info.numActionsTaken);
   }, 600_000);
 
   it("counts one key's rate limit once across the apis: the 61st REST request in a minute is a 429 whichever api serves it", async () => {
