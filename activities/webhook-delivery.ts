@@ -34,6 +34,8 @@ export interface SendAttemptInput {
   trigger: AttemptTrigger;
   /** When the workflow will try again after a retryable failure; null when this is the last attempt. */
   nextAttemptInMs: number | null;
+  /** The run's plan admitted this attempt moments ago (it holds the endpoint's slot): its first try does not ask again. */
+  admitted?: boolean;
 }
 
 /**
@@ -137,6 +139,7 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
         eventId: delivery.event?.id ?? null,
         lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(last) : null,
         hold: admission && !admission.admitted ? { heldForMs: admission.retryInMs, reason: admission.reason } : null,
+        admitted: admission?.admitted === true,
       };
     },
 
@@ -158,8 +161,12 @@ export function createDeliveryRunActivities({ orm, logger, secretBox, sender, we
       }
       // A test send is how a subscriber checks a fixed endpoint: it goes out even past an open breaker.
       if (endpoint.status === 'active' && !delivery.isTest) {
-        const admission = await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id);
-        if (!admission.admitted) return { heldForMs: admission.retryInMs, reason: admission.reason };
+        // A retry of this activity (its worker died) asks again, which renews the slot's lease; asking with the slot
+        // held admits, so the first try skips the transaction.
+        if (!(input.admitted && !existing && Context.current().info.attempt === 1)) {
+          const admission = await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id);
+          if (!admission.admitted) return { heldForMs: admission.retryInMs, reason: admission.reason };
+        }
       } else {
         await clearHold(em, delivery.id);
       }

@@ -79,6 +79,11 @@ export interface DeliveryRunPlan {
    * admitted (its slot is taken) or not asked; otherwise the run waits, as for a held attempt, before asking again.
    */
   hold: { heldForMs: number; reason: HoldReason } | null;
+  /**
+   * The endpoint admitted the first attempt (its slot is taken): that attempt's activity need not ask again. Absent in
+   * plans made before it was recorded.
+   */
+  admitted?: boolean;
 }
 
 /** The wait before the next attempt: the schedule's, or longer when the receiver asks, but never past the longest one. */

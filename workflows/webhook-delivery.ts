@@ -130,8 +130,11 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   let attemptNumber = 0;
   let lastFailure: AttemptFailure | null = null;
 
-  /** Makes the next attempt; `held`: the endpoint held it already (the plan asked), so it waits before asking. */
-  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null): Promise<AttemptOutcome> {
+  /**
+   * Makes the next attempt; `held`: the endpoint held it already (the plan asked), so it waits before asking;
+   * `admitted`: the plan's admission let it through, so its first try does not ask again.
+   */
+  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null, admitted = false): Promise<AttemptOutcome> {
     const number = attemptNumber++;
     attemptInFlight = true;
     try {
@@ -142,8 +145,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
         endpointReady = false;
         try {
           const sent = await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
-            { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs },
+            { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs, ...(admitted ? { admitted } : {}) },
           ]);
+          // After a throttle or a hold the slot may have gone: the next try asks.
+          admitted = false;
           if ('throttledForMs' in sent) {
             // The endpoint's own rate limit: wait for its next slot; the attempt has not been made.
             await sleep(sent.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
@@ -205,9 +210,9 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   }
 
   /** Makes the attempt a re-run asked for, and answers the requests it serves. */
-  async function manualAttempt(nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null): Promise<AttemptOutcome> {
+  async function manualAttempt(nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null, admitted = false): Promise<AttemptOutcome> {
     const serving = requested;
-    const outcome = await attempt('manual', nextAttemptInMs, held);
+    const outcome = await attempt('manual', nextAttemptInMs, held, admitted);
     answerReruns(outcome, serving);
     return outcome;
   }
@@ -250,7 +255,8 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     if (plan.mode !== 'await_rerun') {
       const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
       show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
-      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, plan.hold) : await manualAttempt(null, plan.hold);
+      const admitted = plan.admitted === true;
+      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, plan.hold, admitted) : await manualAttempt(null, plan.hold, admitted);
       for (let i = 0; ; i++) {
         if (outcome.delivered) return await delivered(outcome);
         lastFailure = outcome.failure;

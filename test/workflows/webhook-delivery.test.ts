@@ -57,7 +57,7 @@ type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT
  * run's attempt (Temporal's retry of a failed run waits for a re-run), and each attempt answered in turn from
  * `answers`.
  */
-function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'] = null) {
+function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'] = null, firstAdmitted = false) {
   const plan = (runAttempt: number, attemptsMade: number): DeliveryRunPlan => ({
     mode: runAttempt > 1 ? 'await_rerun' : 'schedule',
     nextAttemptNumber: attemptsMade,
@@ -68,6 +68,7 @@ function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'
     eventId: null,
     lastFailure: null,
     hold: runAttempt === 1 && attemptsMade === 0 ? firstHold : null,
+    ...(firstAdmitted && runAttempt === 1 && attemptsMade === 0 ? { admitted: true } : {}),
   });
   let attemptsMade = 0;
   const activities: DeliveryRunActivities = {
@@ -344,6 +345,19 @@ describe('webhookDelivery in skipped time', () => {
     });
     expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0, 0]);
     expectGaps(gapsBetweenAttempts(calls), [0, 5 * MINUTE]);
+  });
+
+  test("a first attempt the plan admitted skips asking the endpoint again on its first try only: not after the endpoint's rate limit, nor for the next attempt", async () => {
+    const { activities, calls } = deliveryActivities([{ throttledForMs: 2 * SECOND }, retryable(503), delivered], null, true);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 2 });
+    });
+    expect(attemptsOf(calls).map((a) => [a.attemptNumber, a.admitted ?? false])).toEqual([
+      [0, true],
+      [0, false],
+      [1, false],
+    ]);
   });
 
   test('a run cancelled while it waits records the delivery as cancelled', async () => {
