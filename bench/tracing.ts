@@ -3,29 +3,42 @@ import type { AddressInfo } from 'node:net';
 import { parseEncryptionKey } from '../src/config';
 import { signWebhook } from '../src/crypto/webhook-signature';
 import { connectOrm } from '../src/db/orm';
+import { decodeExport } from '../test/helpers/otlp-receiver';
 import { freePort } from '../test/helpers/ports';
 import { load, type LoadResult } from './http-load';
 import { seedTenant } from './seed';
 import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
 
 /**
- * Issue 26's benchmark: what tracing costs the api. Two api processes of the same build on the run's servers, one with
- * tracing off (no OTEL_* variable: nothing of the OpenTelemetry SDK is loaded) and one exporting every span over
- * OTLP/HTTP (protobuf, batched) to a collector stand-in that takes the exports and answers at once. The REST list and
- * the signed inbound create are loaded on each in turn, off, on, off, on, off: the spread of the runs with tracing off
- * shows how far measurements of the same thing differ here, and tracing on is set against their median. Besides
- * requests a second, the CPU time the api spent per request: on 2 cores shared with the load generator, the steadier
- * figure.
+ * Issue 26's benchmark: what tracing costs the api. Three api processes of the same build on the run's servers:
+ * - `bare`: no OTEL_* variable at all, the service as it runs without tracing (nothing of the SDK is loaded);
+ * - `off`: configured for a collector but switched off, as an operator leaves it (`OTEL_TRACES_EXPORTER=none`,
+ *   with an endpoint, a protocol and a service name set);
+ * - `on`: every span exported over OTLP/HTTP (protobuf, batched) to a collector stand-in that takes the exports and
+ *   answers at once.
+ *
+ * The figure is the CPU time the api spent per request (from /proc, around each slice of load): on 2 cores shared
+ * with the load driver and PostgreSQL, steadier than requests a second (also shown). For each work (the REST list,
+ * the signed inbound create) the three are warmed up, then loaded in turn for short slices, round after round, the
+ * order turning each round. The machine's speed drifts by a quarter within a minute here (others' work, CPU
+ * frequency), so each round compares its own slices: bare's CPU per request over off's, and over on's, as a
+ * throughput ratio (1 = as fast as bare). The verdicts take the median of the rounds' ratios.
  */
-export interface TracingRun {
+export interface TracingSlice {
   load: LoadResult;
   cpuMsPerRequest: number;
 }
 
+export type TracingApi = 'bare' | 'off' | 'on';
+const APIS: readonly TracingApi[] = ['bare', 'off', 'on'];
+
 export interface TracingMeasure {
   work: string;
-  off: TracingRun[];
-  on: TracingRun[];
+  rounds: Record<TracingApi, TracingSlice>[];
+  /** What the traced api exported while measured: spans, traces, and spans by name (statements by their verb). */
+  spans: number;
+  traces: number;
+  spansByName: [string, number][];
 }
 
 export interface TracingResult {
@@ -36,13 +49,19 @@ export interface TracingResult {
 }
 
 /** An OTLP/HTTP endpoint that takes trace exports and answers 200 with an empty response, as a collector would. */
-async function startCollectorStandIn(): Promise<{ url: string; exports: () => number; bytes: () => number; close(): Promise<void> }> {
+async function startCollectorStandIn(): Promise<{ url: string; exports: () => number; bytes: () => number; take(): Buffer[]; close(): Promise<void> }> {
+  let bodies: Buffer[] = [];
   let exports = 0;
   let bytes = 0;
   const server = http.createServer((request, response) => {
-    request.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       exports++;
+      const body = Buffer.concat(chunks);
+      bytes += body.length;
+      // Kept as received and decoded between measurements: decoding costs CPU the apis share.
+      bodies.push(body);
       response.writeHead(200, { 'Content-Type': request.headers['content-type'] ?? 'application/x-protobuf' }).end();
     });
   });
@@ -51,44 +70,60 @@ async function startCollectorStandIn(): Promise<{ url: string; exports: () => nu
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
     exports: () => exports,
     bytes: () => bytes,
+    take() {
+      const taken = bodies;
+      bodies = [];
+      return taken;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
 
-export async function tracingPhase(servers: Servers, compiled: CompiledProject, dir: string, options: { seconds: number; connections: number; keys: number }): Promise<TracingResult> {
-  const common = {
-    ...phaseEnv(servers, 'tracing'),
-    HOST: '127.0.0.1',
-    OTEL_TRACES_EXPORTER: '',
-  };
+export const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
+};
 
+/** The median over the rounds of bare's CPU per request over `api`'s: the share of bare's throughput per CPU second it keeps. */
+export const ratioToBare = (measure: TracingMeasure, api: TracingApi) => median(measure.rounds.map((round) => round.bare.cpuMsPerRequest / round[api].cpuMsPerRequest));
+
+/** With `options.profileDir`, each api writes a V8 CPU profile there (tracing-bare-api.cpuprofile, …). */
+export async function tracingPhase(
+  servers: Servers,
+  compiled: CompiledProject,
+  dir: string,
+  options: { rounds: number; sliceSeconds: number; connections: number; keys: number; profileDir?: string },
+): Promise<TracingResult> {
+  const common = { ...phaseEnv(servers, 'tracing'), HOST: '127.0.0.1' };
   const collector = await startCollectorStandIn();
   const orm = await connectOrm(servers.databaseUrl, 4);
   const processes: NodeProcess[] = [];
   try {
     const tenant = await seedTenant(orm, parseEncryptionKey(common.ENCRYPTION_KEY), 'Bench Tracing', { keys: options.keys, projects: 200 });
-    const startApi = async (name: string, env: Record<string, string>) => {
-      const port = await freePort();
-      const api = startNode(name, compiled.entry('src/api/main.ts'), { ...common, ...env, PORT: String(port) }, { logDir: dir, flags: nodeFlagsOf('start:api') });
-      processes.push(api);
-      await waitForHttp(`http://127.0.0.1:${port}/health`, api);
-      return { url: `http://127.0.0.1:${port}`, proc: api };
+    const collectorSettings = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'bench-api' };
+    const envOf: Record<TracingApi, Record<string, string>> = {
+      bare: {},
+      off: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'none' },
+      on: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'otlp' },
     };
-    const off = await startApi('tracing-off-api', {});
-    const on = await startApi('tracing-on-api', {
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url,
-      OTEL_SERVICE_NAME: 'bench-api',
-    });
+    const urls = {} as Record<TracingApi, string>;
+    const procs = {} as Record<TracingApi, NodeProcess>;
+    for (const api of APIS) {
+      const port = await freePort();
+      const name = `tracing-${api}-api`;
+      procs[api] = startNode(name, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, flags: nodeFlagsOf('start:api') });
+      processes.push(procs[api]);
+      urls[api] = `http://127.0.0.1:${port}`;
+      await waitForHttp(`${urls[api]}/health`, procs[api]);
+    }
 
     let n = 0;
     const keyOf = () => tenant.keys[n++ % tenant.keys.length]!;
-    const run = (url: string, method: 'GET' | 'POST', next: () => { headers?: Record<string, string>; body?: string }) =>
-      load({ url, method, seconds: options.seconds, connections: options.connections, next });
-    const list = (base: string) => run(`${base}/api/v1/projects?limit=50`, 'GET', () => ({ headers: { 'X-API-Key': keyOf().key } }));
-    const inbound = (base: string) =>
-      run(`${base}/webhooks/inbound`, 'POST', () => {
+    const run = (url: string, method: 'GET' | 'POST', seconds: number, next: () => { headers?: Record<string, string>; body?: string }) =>
+      load({ url, method, seconds, connections: options.connections, next });
+    const list = (base: string, seconds: number) => run(`${base}/api/v1/projects?limit=50`, 'GET', seconds, () => ({ headers: { 'X-API-Key': keyOf().key } }));
+    const inbound = (base: string, seconds: number) =>
+      run(`${base}/webhooks/inbound`, 'POST', seconds, () => {
         const key = keyOf();
         const body = JSON.stringify({ event_type: 'customer.created', timestamp: new Date().toISOString(), source: 'bench', data: { name: `Traced ${n}` } });
         const timestamp = String(Math.floor(Date.now() / 1000));
@@ -100,14 +135,27 @@ export async function tracingPhase(servers: Servers, compiled: CompiledProject, 
       ['REST list: GET /projects?limit=50 (of 200)', list],
       ['Inbound simple create: signed customer.created', inbound],
     ] as const) {
-      const runs: TracingMeasure = { work, off: [], on: [] };
-      for (let turn = 0; turn < 5; turn++) {
-        const api = turn % 2 === 0 ? off : on;
-        const before = api.proc.cpuSeconds();
-        const result = await measure(api.url);
-        (turn % 2 === 0 ? runs.off : runs.on).push({ load: result, cpuMsPerRequest: (1000 * (api.proc.cpuSeconds() - before)) / Math.max(1, result.served) });
+      // Warm-up, unmeasured: the first slices of a work ran slower (its code paths still compiling).
+      for (const api of APIS) await measure(urls[api], 2 * options.sliceSeconds);
+      collector.take();
+      const rounds: Record<TracingApi, TracingSlice>[] = [];
+      for (let round = 0; round < options.rounds; round++) {
+        const slices = {} as Record<TracingApi, TracingSlice>;
+        for (let i = 0; i < APIS.length; i++) {
+          const api = APIS[(round + i) % APIS.length]!;
+          const before = procs[api].cpuSeconds();
+          const result = await measure(urls[api], options.sliceSeconds);
+          slices[api] = { load: result, cpuMsPerRequest: (1000 * (procs[api].cpuSeconds() - before)) / Math.max(1, result.served) };
+        }
+        rounds.push(slices);
       }
-      measures.push(runs);
+      const spans = collector.take().flatMap((body) => decodeExport('application/x-protobuf', body));
+      const byName = new Map<string, number>();
+      for (const span of spans) {
+        const name = span.name.replace(/^(pg\.query:\S+).*/, '$1');
+        byName.set(name, (byName.get(name) ?? 0) + 1);
+      }
+      measures.push({ work, rounds, spans: spans.length, traces: new Set(spans.map((span) => span.traceId)).size, spansByName: [...byName].sort((a, b) => b[1] - a[1]) });
     }
     return { measures, exports: collector.exports(), exportedBytes: collector.bytes() };
   } finally {

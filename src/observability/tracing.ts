@@ -113,7 +113,10 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
     new PgInstrumentation({
       // Queries outside a traced request or activity (the outbox dispatcher polling) would each start a trace.
       requireParentSpan: true,
-      requestHook: (span, { query }) => span.setAttribute('db.statement', statementWithoutLiterals(query.text)),
+      // The statement without its values; worked out only for a span that is recorded (a sampled-out one is not).
+      requestHook: (span, { query }) => {
+        if (span.isRecording()) span.setAttribute('db.statement', statementWithoutLiterals(query.text));
+      },
     }),
   ];
   const sdk = new NodeSDK({

@@ -105,7 +105,7 @@ const { ExportTraceServiceRequest } = (otlpRoot as unknown as { opentelemetry: {
  * Decodes an export with the OTLP definitions the exporters ship (@opentelemetry/otlp-transformer): protobuf, whose
  * ids are bytes (base64 here), or JSON, whose ids are hex.
  */
-function decode(contentType: string, body: Buffer): ReceivedSpan[] {
+export function decodeExport(contentType: string, body: Buffer): ReceivedSpan[] {
   if (contentType.startsWith('application/x-protobuf')) {
     const message = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), { longs: String, bytes: String });
     return spansOf(message as ExportRequest, (id) => Buffer.from(id, 'base64').toString('hex'));
@@ -129,7 +129,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       contentTypes.push(contentType);
       try {
-        spans.push(...decode(contentType, Buffer.concat(chunks)));
+        spans.push(...decodeExport(contentType, Buffer.concat(chunks)));
       } catch (error) {
         response.writeHead(400, { 'Content-Type': 'text/plain' }).end(String(error));
         return;
