@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 /**
  * Serialises find-or-create on a natural key (e.g. a customer name) across transactions and processes:
  * the lock is held until the surrounding transaction ends, so a second creator waits and then finds the
- * first one's row instead of failing on the unique index. Must be called inside a transaction.
+ * first one's row instead of failing on the unique index. Must be called inside a transaction. A plain
+ * create of a key that a unique index guards does not take it (RecordService, NaturalKey.uniqueIndex).
  */
 export async function lockNaturalKey(em: EntityManager, ...parts: string[]): Promise<void> {
   await em.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [naturalKey(...parts)]);

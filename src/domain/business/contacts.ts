@@ -28,6 +28,7 @@ export const contacts = new RecordService<Contact, ContactRecord, ContactCreate,
     scope: 'customer',
     fields: ['firstName', 'lastName'],
     describe: (c) => `The customer already has a contact named "${c.firstName} ${c.lastName}"`,
+    uniqueIndex: 'contacts_customer_name_unique',
   },
   populate: ['customer'],
   async check(em, contact) {

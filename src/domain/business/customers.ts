@@ -37,7 +37,7 @@ export const customers = new RecordService<Customer, CustomerRecord, CustomerCre
     },
     account_manager_id: { relation: 'accountManager', target: Employee, label: 'an employee' },
   },
-  naturalKey: { scope: null, fields: ['name'], describe: (c) => `A customer named "${c.name}" already exists` },
+  naturalKey: { scope: null, fields: ['name'], describe: (c) => `A customer named "${c.name}" already exists`, uniqueIndex: 'customers_company_name_unique' },
   events: {
     created: (customer, ctx) => ({ key: 'customer.created', payload: { a: customerCreatedData(customer, ctx) } }),
     updated: (customer, _change, ctx) => ({ key: 'customer.updated', payload: { a: customerUpdatedData(customer, ctx) } }),

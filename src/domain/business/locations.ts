@@ -25,7 +25,7 @@ export const locations = new RecordService<Location, LocationRecord, LocationCre
     notes: 'notes',
     coordinates: coordinatesField(),
   },
-  naturalKey: { scope: 'customer', fields: ['name'], describe: (l) => `The customer already has a location named "${l.name}"` },
+  naturalKey: { scope: 'customer', fields: ['name'], describe: (l) => `The customer already has a location named "${l.name}"`, uniqueIndex: 'locations_customer_name_unique' },
   populate: ['customer'],
   events: {
     created: (location, ctx) => ({ key: 'location.created', payload: { a: locationCreatedData(location, ctx) } }),

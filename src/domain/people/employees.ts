@@ -73,7 +73,7 @@ export const employees = new RecordService<Employee, EmployeeRecord, EmployeeCre
     emergency_contact_phone: 'emergencyContactPhone',
     emergency_contact_relationship: 'emergencyContactRelationship',
   },
-  naturalKey: { scope: null, fields: ['empNumber'], describe: (e) => `An employee with emp_number "${e.empNumber}" already exists` },
+  naturalKey: { scope: null, fields: ['empNumber'], describe: (e) => `An employee with emp_number "${e.empNumber}" already exists`, uniqueIndex: 'employees_company_emp_number_unique' },
   setFields: EMPLOYEE_SET_FIELDS,
   wireRelations: ['department', 'role', 'skills'],
   events: {

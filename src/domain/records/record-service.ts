@@ -1,4 +1,4 @@
-import { type FilterQuery, LockMode } from '@mikro-orm/core';
+import { type FilterQuery, LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import { changesBetween } from '../../events/changes';
@@ -37,6 +37,12 @@ export interface NaturalKey<E> {
   exact?: boolean;
   /** The conflict message: `A customer named "Acme" already exists`. */
   describe(entity: E): string;
+  /**
+   * The unique index that compares the key as it is compared here (lower() of the fields, or as they are when
+   * `exact`), under the same scope. With it a create inserts at once and answers the index's refusal with the 409,
+   * instead of taking the key's lock and looking first: two statements fewer for every create.
+   */
+  uniqueIndex?: string;
 }
 
 /** Everything that differs between one kind of record and another; RecordService does the rest. */
@@ -127,8 +133,16 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async create(em: EntityManager, actor: Actor, input: Create, options: ChangeOptions = {}): Promise<Wire> {
     return em.transactional(async (tx) => {
       const entity = await this.build(tx, actor, input);
-      await this.assertKeyAvailable(tx, entity);
-      return this.insert(tx, actor, entity, options);
+      if (!this.spec.naturalKey?.uniqueIndex) {
+        await this.assertKeyAvailable(tx, entity);
+        return this.insert(tx, actor, entity, options);
+      }
+      try {
+        return await this.insert(tx, actor, entity, options);
+      } catch (error) {
+        if (this.refusedByKeyIndex(error)) throw this.keyConflict(entity);
+        throw error;
+      }
     });
   }
 
@@ -137,12 +151,21 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
    * step (a retried activity finds what the first attempt made). An existing record is left unchanged.
    */
   async findOrCreate(em: EntityManager, actor: Actor, input: Create): Promise<{ record: Wire; created: boolean }> {
-    return em.transactional(async (tx) => {
-      const entity = await this.build(tx, actor, input);
-      const existingId = await this.lockAndFindKey(tx, entity);
-      if (existingId) return { record: await this.get(tx, actor.companyId, existingId), created: false };
-      return { record: await this.insert(tx, actor, entity, {}), created: true };
-    });
+    const attempt = () =>
+      em.transactional(async (tx) => {
+        const entity = await this.build(tx, actor, input);
+        const existingId = await this.lockAndFindKey(tx, entity);
+        if (existingId) return { record: await this.get(tx, actor.companyId, existingId), created: false };
+        return { record: await this.insert(tx, actor, entity, {}), created: true };
+      });
+    try {
+      return await attempt();
+    } catch (error) {
+      // A create takes no lock when an index guards the key, so one may have committed it since the look: look again
+      // (inside a caller's transaction this one was a savepoint, rolled back alone).
+      if (!this.refusedByKeyIndex(error)) throw error;
+      return attempt();
+    }
   }
 
   async update(em: EntityManager, actor: Actor, id: string, patch: Update, options: ChangeOptions = {}): Promise<Wire> {
@@ -264,10 +287,17 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   private async assertKeyAvailable(tx: EntityManager, entity: E): Promise<void> {
     if (!this.spec.naturalKey) return;
     const existingId = await this.lockAndFindKey(tx, entity);
-    if (existingId && existingId !== entity.id) {
-      const field = this.wireFieldOf(this.spec.naturalKey.fields[0]!);
-      throw ApiError.conflict(field, this.spec.naturalKey.describe(entity));
-    }
+    if (existingId && existingId !== entity.id) throw this.keyConflict(entity);
+  }
+
+  private keyConflict(entity: E): ApiError {
+    const key = this.requireKey();
+    return ApiError.conflict(this.wireFieldOf(key.fields[0]!), key.describe(entity));
+  }
+
+  /** Whether `error` is the refusal of the natural key's unique index. */
+  private refusedByKeyIndex(error: unknown): boolean {
+    return error instanceof UniqueConstraintViolationException && (error as { constraint?: string }).constraint === this.spec.naturalKey?.uniqueIndex;
   }
 
   private async lockAndFindKey(tx: EntityManager, entity: E): Promise<string | null> {

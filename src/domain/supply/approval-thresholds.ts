@@ -11,5 +11,5 @@ export const approvalThresholds = new RecordService<ApprovalThreshold, ApprovalT
   entity: ApprovalThreshold,
   label: 'Approval threshold',
   wire: { role_name: 'roleName', max_amount: 'maxAmount' },
-  naturalKey: { scope: null, fields: ['roleName'], describe: (t) => `The role "${t.roleName}" already has an approval threshold` },
+  naturalKey: { scope: null, fields: ['roleName'], describe: (t) => `The role "${t.roleName}" already has an approval threshold`, uniqueIndex: 'approval_thresholds_company_role_unique' },
 });

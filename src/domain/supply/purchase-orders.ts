@@ -123,7 +123,7 @@ export const purchaseOrders = new RecordService<PurchaseOrder, PurchaseOrderReco
     approval_workflow: read(approvalWorkflow),
     receipts: read((po) => po.receipts),
   },
-  naturalKey: { scope: null, fields: ['poNumber'], describe: (po) => `A purchase order numbered "${po.poNumber}" already exists` },
+  naturalKey: { scope: null, fields: ['poNumber'], describe: (po) => `A purchase order numbered "${po.poNumber}" already exists`, uniqueIndex: 'purchase_orders_company_number_unique' },
   wireRelations: ['lineItems'],
   populate: ['vendor', 'project'],
   namesActor: true,

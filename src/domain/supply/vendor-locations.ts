@@ -28,7 +28,7 @@ export const vendorLocations = new RecordService<VendorLocation, VendorLocationR
     notes: 'notes',
     coordinates: coordinatesField(),
   },
-  naturalKey: { scope: 'vendor', fields: ['name'], describe: (l) => `The vendor already has a location named "${l.name}"` },
+  naturalKey: { scope: 'vendor', fields: ['name'], describe: (l) => `The vendor already has a location named "${l.name}"`, uniqueIndex: 'vendor_locations_vendor_name_unique' },
   prepare(input) {
     if (typeof input.state === 'string') input.state = normaliseState(input.state, 'state');
     return input;

@@ -81,7 +81,7 @@ export const vendors = new RecordService<Vendor, VendorRecord, VendorCreate, Ven
     certifications: 'certifications',
     custom_fields: 'customFields',
   },
-  naturalKey: { scope: null, fields: ['name'], describe: (v) => `A vendor named "${v.name}" already exists` },
+  naturalKey: { scope: null, fields: ['name'], describe: (v) => `A vendor named "${v.name}" already exists`, uniqueIndex: 'vendors_company_name_unique' },
   setFields: VENDOR_SET_FIELDS,
   prepare: prepareVendorInput,
   events: {

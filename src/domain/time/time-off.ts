@@ -28,6 +28,7 @@ export const timeOff = new RecordService<TimeOff, TimeOffRecord, TimeOffCreate, 
     fields: ['startDate', 'endDate'],
     exact: true,
     describe: (t) => `The employee already has time off from ${t.startDate} to ${t.endDate}`,
+    uniqueIndex: 'time_off_employee_dates_unique',
   },
   populate: ['employee'],
   async check(_em, request) {

@@ -56,6 +56,7 @@ export const timesheets = new RecordService<Timesheet, TimesheetRecord, Timeshee
     fields: ['timesheetDate'],
     exact: true,
     describe: (t) => `The employee already has a timesheet for ${t.timesheetDate} (one per employee per day)`,
+    uniqueIndex: 'timesheets_employee_date_unique',
   },
   populate: ['employee'],
   wireRelations: ['entries', 'entries.workType', 'entries.workOrder'],
