@@ -71,6 +71,8 @@ interface EndpointRow {
   holds_slot: boolean;
   probe_holds_slot: boolean;
   held_before: number;
+  /** The delivery is marked held (its hold is cleared when it is admitted). */
+  held: boolean;
 }
 
 const takeSlot = (em: EntityManager, endpointId: string, deliveryId: string, leaseMs: number) =>
@@ -97,15 +99,17 @@ export async function admitAttempt(em: EntityManager, settings: AdmissionSetting
          exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.delivery_id = e.circuit_probe_delivery_id and s.expires_at > clock_timestamp()) as probe_holds_slot,
          (select count(*) from webhook_deliveries d
            where d.endpoint_id = e.id and d.held_until > clock_timestamp() - ${HELD_GRACE} and d.id <> ?
-             and (d.created_at, d.id) < (select created_at, id from webhook_deliveries where id = ?))::int as held_before
+             and (d.created_at, d.id) < (select created_at, id from webhook_deliveries where id = ?))::int as held_before,
+         coalesce((select held_until is not null from webhook_deliveries where id = ?), false) as held
        from webhook_endpoints e where e.id = ?`,
-      [deliveryId, deliveryId, deliveryId, deliveryId, endpointId],
+      [deliveryId, deliveryId, deliveryId, deliveryId, deliveryId, endpointId],
     );
     if (!row) throw new Error(`Webhook endpoint ${endpointId} does not exist`);
 
     const admit = async (): Promise<Admission> => {
       await takeSlot(tx, endpointId, deliveryId, settings.slotLeaseMs);
-      await clearHold(tx, deliveryId);
+      // Most deliveries were never held: no statement for them.
+      if (row.held) await clearHold(tx, deliveryId);
       return { admitted: true };
     };
     const hold = async (reason: HoldReason, retryInMs: number): Promise<Admission> => {
