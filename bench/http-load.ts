@@ -49,6 +49,12 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
 export const percentile = (sorted: readonly number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 
+/** The middle value, or the mean of the two middle ones. */
+export const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
+};
+
 /** p50, p99 and max of latencies (ms). */
 export function summary(latencies: number[]): { p50: number; p99: number; max: number } {
   const sorted = [...latencies].sort((a, b) => a - b);

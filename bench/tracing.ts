@@ -5,7 +5,7 @@ import { signWebhook } from '../src/crypto/webhook-signature';
 import { connectOrm } from '../src/db/orm';
 import { decodeExport } from '../test/helpers/otlp-receiver';
 import { freePort } from '../test/helpers/ports';
-import { load, type LoadResult } from './http-load';
+import { load, type LoadResult, median } from './http-load';
 import { seedTenant } from './seed';
 import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
 
@@ -79,11 +79,6 @@ async function startCollectorStandIn(): Promise<{ url: string; exports: () => nu
   };
 }
 
-export const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return (sorted[(sorted.length - 1) >> 1]! + sorted[sorted.length >> 1]!) / 2;
-};
-
 /** The median over the rounds of bare's CPU per request over `api`'s: the share of bare's throughput per CPU second it keeps. */
 export const ratioToBare = (measure: TracingMeasure, api: TracingApi) => median(measure.rounds.map((round) => round.bare.cpuMsPerRequest / round[api].cpuMsPerRequest));
 
@@ -97,7 +92,7 @@ export async function tracingPhase(
   const common = { ...phaseEnv(servers, 'tracing'), HOST: '127.0.0.1' };
   const collector = await startCollectorStandIn();
   const orm = await connectOrm(servers.databaseUrl, 4);
-  const processes: NodeProcess[] = [];
+  const procs: Partial<Record<TracingApi, NodeProcess>> = {};
   try {
     const tenant = await seedTenant(orm, parseEncryptionKey(common.ENCRYPTION_KEY), 'Bench Tracing', { keys: options.keys, projects: 200 });
     const collectorSettings = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'bench-api' };
@@ -107,14 +102,12 @@ export async function tracingPhase(
       on: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'otlp' },
     };
     const urls = {} as Record<TracingApi, string>;
-    const procs = {} as Record<TracingApi, NodeProcess>;
     for (const api of APIS) {
       const port = await freePort();
-      const name = `tracing-${api}-api`;
-      procs[api] = startNode(name, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, flags: nodeFlagsOf('start:api') });
-      processes.push(procs[api]);
+      const proc = startNode(`tracing-${api}-api`, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, flags: nodeFlagsOf('start:api') });
+      procs[api] = proc;
       urls[api] = `http://127.0.0.1:${port}`;
-      await waitForHttp(`${urls[api]}/health`, procs[api]);
+      await waitForHttp(`${urls[api]}/health`, proc);
     }
 
     let n = 0;
@@ -143,9 +136,10 @@ export async function tracingPhase(
         const slices = {} as Record<TracingApi, TracingSlice>;
         for (let i = 0; i < APIS.length; i++) {
           const api = APIS[(round + i) % APIS.length]!;
-          const before = procs[api].cpuSeconds();
+          const proc = procs[api]!;
+          const before = proc.cpuSeconds();
           const result = await measure(urls[api], options.sliceSeconds);
-          slices[api] = { load: result, cpuMsPerRequest: (1000 * (procs[api].cpuSeconds() - before)) / Math.max(1, result.served) };
+          slices[api] = { load: result, cpuMsPerRequest: (1000 * (proc.cpuSeconds() - before)) / Math.max(1, result.served) };
         }
         rounds.push(slices);
       }
@@ -159,7 +153,7 @@ export async function tracingPhase(
     }
     return { measures, exports: collector.exports(), exportedBytes: collector.bytes() };
   } finally {
-    for (const proc of processes.reverse()) await proc.stop();
+    for (const proc of Object.values(procs).reverse()) await proc.stop();
     await orm.close();
     await collector.close();
   }

@@ -22,13 +22,6 @@ interface Api {
 }
 
 /**
- * Replicas, as a team that outgrows one machine runs them: two api and two worker processes started from the built
- * dist/ by package.json's start scripts (as the Docker image runs them), on one PostgreSQL database and one Temporal
- * server, sharing nothing but those. One api and one worker are killed with SIGKILL under load and replaced. The
- * in-process stack here only registers endpoints and reads; it runs no worker and no dispatcher. The workers load the
- * workflow bundle global setup made (WORKFLOW_BUNDLE_PATH, a production setting too) instead of each bundling dist/workflows.
- */
-/**
  * A schedule's description, asked again while the server refuses for a moment: the server answers it with a query to
  * its scheduler workflow, which a busy dev server can fail while the schedule fires (CI saw that once).
  */
@@ -46,6 +39,13 @@ async function describeSchedule(handle: ScheduleHandle): Promise<ScheduleDescrip
   throw refusal;
 }
 
+/**
+ * Replicas, as a team that outgrows one machine runs them: two api and two worker processes started from the built
+ * dist/ by package.json's start scripts (as the Docker image runs them), on one PostgreSQL database and one Temporal
+ * server, sharing nothing but those. One api and one worker are killed with SIGKILL under load and replaced. The
+ * in-process stack here only registers endpoints and reads; it runs no worker and no dispatcher. The workers load the
+ * workflow bundle global setup made (WORKFLOW_BUNDLE_PATH, a production setting too) instead of each bundling dist/workflows.
+ */
 describe('scale-out: two api and two worker processes on one PostgreSQL and one Temporal', () => {
   let stack: TestStack;
   let env: Record<string, string>;

@@ -133,10 +133,7 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
   async create(em: EntityManager, actor: Actor, input: Create, options: ChangeOptions = {}): Promise<Wire> {
     return em.transactional(async (tx) => {
       const entity = await this.build(tx, actor, input);
-      if (!this.spec.naturalKey?.uniqueIndex) {
-        await this.assertKeyAvailable(tx, entity);
-        return this.insert(tx, actor, entity, options);
-      }
+      if (!this.spec.naturalKey?.uniqueIndex) await this.assertKeyAvailable(tx, entity);
       try {
         return await this.insert(tx, actor, entity, options);
       } catch (error) {
@@ -297,7 +294,8 @@ export class RecordService<E extends CompanyRecord, Wire, Create extends object 
 
   /** Whether `error` is the refusal of the natural key's unique index. */
   private refusedByKeyIndex(error: unknown): boolean {
-    return error instanceof UniqueConstraintViolationException && (error as { constraint?: string }).constraint === this.spec.naturalKey?.uniqueIndex;
+    const index = this.spec.naturalKey?.uniqueIndex;
+    return index !== undefined && error instanceof UniqueConstraintViolationException && (error as { constraint?: string }).constraint === index;
   }
 
   private async lockAndFindKey(tx: EntityManager, entity: E): Promise<string | null> {
