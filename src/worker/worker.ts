@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions as TemporalWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions as TemporalWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowInfo } from '@temporalio/workflow';
@@ -15,6 +15,7 @@ import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
 import { COMPANY_ID } from '../temporal/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { createWebhookSender } from '../delivery/webhook-sender';
+import { bundleWorkflowsApart } from './workflow-bundle';
 
 export interface RunningWorker {
   /**
@@ -40,7 +41,7 @@ export interface WorkerOptions {
   logger: Logger;
   /**
    * A prebuilt workflow bundle (tests build one once); otherwise workflows/ is bundled at start. With tracing on it
-   * must hold the tracing interceptors (bundleWorkflows(true)).
+   * must hold the tracing interceptors (bundleWorkflows(true) of ./workflow-bundle).
    */
   workflowBundlePath?: string;
   /** Extra trusted root for subscriber endpoints (tests' self-signed receivers); production uses NODE_EXTRA_CA_CERTS. */
@@ -50,18 +51,6 @@ export interface WorkerOptions {
 }
 
 const DRAIN_CHECK_INTERVAL_MS = 60_000;
-
-/** The workflow interceptors that trace each run (its execution, activities, signals, updates) inside its sandbox. */
-const WORKFLOW_TRACING_INTERCEPTORS = '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
-
-/** The workflow code of workflows/, with the tracing interceptors when `traced`; bundling takes seconds of CPU. */
-export function bundleWorkflows(traced: boolean): Promise<{ code: string }> {
-  return bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    workflowInterceptorModules: traced ? [require.resolve(WORKFLOW_TRACING_INTERCEPTORS)] : [],
-    logger: Runtime.instance().logger,
-  });
-}
 
 /**
  * Tracing's part of a Worker: each activity a span in its run's trace (from the headers the run passes on), and the
@@ -123,7 +112,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   });
   const tracing = activeTracing();
   // Bundled once for all the Workers.
-  const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflows(tracing !== null);
+  const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflowsApart(tracing !== null);
   const traced = tracing ? await tracingOptions(tracing) : {};
   const createWorker = (taskQueue: string, slots: WorkerSlots) =>
     Worker.create({

@@ -1,11 +1,10 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { connectOrm, migrate } from '../../src/db/orm';
-import { PROJECT_ROOT } from '../../src/paths';
+import { bundleWorkflows } from '../../src/worker/workflow-bundle';
 import { startTemporalDevServer } from '../../src/temporal/dev-server';
 import { OPT_OUTS, optedOut } from './opt-outs';
 import { freePort } from './ports';
@@ -48,7 +47,7 @@ export default async function globalSetup(): Promise<void> {
   // where Maps made in this realm fail MikroORM's `instanceof Map` checks. Each test file discovers its own.
   delete (globalThis as Record<string, unknown>)['mikro-orm-metadata'];
 
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(PROJECT_ROOT, 'workflows'), logger: quietLogger });
+  const { code } = await bundleWorkflows(false);
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, code);
   process.env.WORKFLOW_BUNDLE_PATH = bundlePath;
@@ -64,6 +63,3 @@ export default async function globalSetup(): Promise<void> {
     for (const stop of stops.reverse()) await stop();
   };
 }
-
-const noop = () => undefined;
-const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
