@@ -6,7 +6,7 @@ import { freePort } from '../test/helpers/ports';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';
 import { seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
  * Issue 25's benchmark: one company's dead subscriber endpoints must not slow another company's deliveries, and
@@ -136,11 +136,11 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
       'isolation-worker',
       compiled.entry('src/worker/main.ts'),
       { ...common, ...ISOLATION_WORKER_ENV, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
-      { logDir, flags: nodeFlagsOf('start:worker') },
+      { logDir, as: 'start:worker' },
     );
     const api = startNode('isolation-api', compiled.entry('src/api/main.ts'), { ...common, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
       logDir,
-      flags: nodeFlagsOf('start:api'),
+      as: 'start:api',
     });
     processes.push(worker, api);
     const key = parseEncryptionKey(common.ENCRYPTION_KEY);

@@ -8,7 +8,7 @@ import { startReceiver, testCertificate, type TestReceiver } from '../test/helpe
 import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 import { devServerCpu, startPostgresTemporal } from './temporal-server';
 
 /**
@@ -55,11 +55,11 @@ async function measureOn(
       `${name}-worker`,
       compiled.entry('src/worker/main.ts'),
       { ...env, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
-      { logDir, flags: nodeFlagsOf('start:worker') },
+      { logDir, as: 'start:worker' },
     );
     processes.push(worker);
     const apiPort = await freePort();
-    const api = startNode(`${name}-api`, compiled.entry('src/api/main.ts'), { ...env, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, { logDir, flags: nodeFlagsOf('start:api') });
+    const api = startNode(`${name}-api`, compiled.entry('src/api/main.ts'), { ...env, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, { logDir, as: 'start:api' });
     processes.push(api);
     const noopWorker = startNode(`${name}-noop-worker`, compiled.entry('bench/noop-worker.ts'), { ...env, NOOP_TASK_QUEUE: noopQueue }, { logDir });
     processes.push(noopWorker);

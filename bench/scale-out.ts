@@ -8,7 +8,7 @@ import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf } from './deliveries';
 import { load, type LoadResult } from './http-load';
 import { rotation, seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, procStat, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import { type CompiledProject, type NodeProcess, phaseEnv, procStat, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
  * The scale-out benchmark: what a second worker process and a second api process add on this machine. Replicas share
@@ -156,14 +156,14 @@ export async function scaleOutPhase(servers: Servers, compiled: CompiledProject,
         name,
         compiled.entry('src/worker/main.ts'),
         { ...common, NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
-        { logDir, flags: nodeFlagsOf('start:worker') },
+        { logDir, as: 'start:worker' },
       );
       processes.push(worker);
       return worker;
     };
     const startApi = async (name: string) => {
       const port = await freePort();
-      const api = startNode(name, compiled.entry('src/api/main.ts'), { ...common, PORT: String(port), HOST: '127.0.0.1' }, { logDir, flags: nodeFlagsOf('start:api') });
+      const api = startNode(name, compiled.entry('src/api/main.ts'), { ...common, PORT: String(port), HOST: '127.0.0.1' }, { logDir, as: 'start:api' });
       processes.push(api);
       return { url: `http://127.0.0.1:${port}`, proc: api };
     };

@@ -9,6 +9,7 @@ import { connectOrm, migrate } from '../src/db/orm';
 import { PROJECT_ROOT } from '../src/paths';
 import { startTemporalDevServer } from '../src/temporal/dev-server';
 import { freePort } from '../test/helpers/ports';
+import { startScriptOf } from '../test/helpers/processes';
 
 /** PostgreSQL and Temporal for one run: DATABASE_URL / TEMPORAL_ADDRESS when set (a database of its own on that server), else embedded ones. */
 export interface Servers {
@@ -103,8 +104,10 @@ const cpuSeconds = (pid: number): number => procStat(pid)?.cpuSeconds ?? 0;
 export interface NodeProcess {
   name: string;
   child: ChildProcess;
-  /** Highest RSS seen since start (sampled every 200 ms), in MB. */
+  /** Highest RSS seen since start or the last resetPeakRss (sampled every 200 ms), in MB. */
   peakRssMb(): number;
+  /** Starts the peak over: peakRssMb() then covers what comes after. */
+  resetPeakRss(): void;
   /** RSS now, in MB. */
   rssMb(): number;
   /** CPU time used so far (user + system), in seconds. */
@@ -146,32 +149,26 @@ export async function compileProject(): Promise<CompiledProject> {
   };
 }
 
-/** The Node flags an npm script runs its entry point with (`exec node --flag … dist/…`): production's own. */
-export function nodeFlagsOf(script: string): string[] {
-  const scripts = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const command = scripts[script]!.split(/\s+/);
-  return command.slice(command.indexOf('node') + 1).filter((part) => part.startsWith('--'));
-}
-
 /**
  * Runs a compiled entry point as a Node process of its own, the way the services run in production (one
- * process per role, with `flags`), with `--cpu-prof` into `profileDir` when given.
+ * process per role, `as` package.json's start script runs it), with `--cpu-prof` into `profileDir` when given.
  */
 export function startNode(
   name: string,
   script: string,
   env: Record<string, string>,
-  options: { logDir: string; profileDir?: string; flags?: string[] },
+  options: { logDir: string; profileDir?: string; as?: 'start:api' | 'start:worker' },
 ): NodeProcess {
   const { logDir, profileDir } = options;
-  const profile = [...(options.flags ?? []), ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : [])];
+  const production = options.as ? startScriptOf(options.as) : { env: {}, flags: [] };
+  const profile = [...production.flags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : [])];
   // Into a file, as a log collector would take it: a pipe this busy process drains late would block the
   // service's synchronous log writes and show up as its own cost.
   const logFile = path.join(logDir, `${name}.log`);
   const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...profile, script], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...production.env, ...env },
     stdio: ['ignore', log, log],
   });
   closeSync(log);
@@ -185,6 +182,9 @@ export function startNode(
     name,
     child,
     peakRssMb: () => Math.max(peak, rssMb(child.pid!) ?? 0),
+    resetPeakRss: () => {
+      peak = rssMb(child.pid!) ?? 0;
+    },
     rssMb: () => rssMb(child.pid!) ?? 0,
     cpuSeconds: () => cpuSeconds(child.pid!),
     output: () => tail(logFile),

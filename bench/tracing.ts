@@ -7,7 +7,7 @@ import { decodeExport } from '../test/helpers/otlp-receiver';
 import { freePort } from '../test/helpers/ports';
 import { load, type LoadResult, median } from './http-load';
 import { seedTenant } from './seed';
-import { type CompiledProject, nodeFlagsOf, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
+import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
 
 /**
  * Issue 26's benchmark: what tracing costs the api. Three api processes of the same build on the run's servers:
@@ -104,7 +104,7 @@ export async function tracingPhase(
     const urls = {} as Record<TracingApi, string>;
     for (const api of APIS) {
       const port = await freePort();
-      const proc = startNode(`tracing-${api}-api`, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, flags: nodeFlagsOf('start:api') });
+      const proc = startNode(`tracing-${api}-api`, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, as: 'start:api' });
       procs[api] = proc;
       urls[api] = `http://127.0.0.1:${port}`;
       await waitForHttp(`${urls[api]}/health`, proc);

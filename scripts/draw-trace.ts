@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { seedTenant } from '../bench/seed';
-import { compileProject, nodeFlagsOf, type NodeProcess, phaseEnv, startNode, startServers, waitForHttp, waitForOutput } from '../bench/stack';
+import { compileProject, type NodeProcess, phaseEnv, startNode, startServers, waitForHttp, waitForOutput } from '../bench/stack';
 import { parseEncryptionKey } from '../src/config';
 import { signWebhook } from '../src/crypto/webhook-signature';
 import { connectOrm } from '../src/db/orm';
@@ -115,8 +115,8 @@ async function main() {
       WEBHOOK_ALLOW_LOOPBACK: 'true',
     };
     const port = await freePort();
-    const api = startNode('api', compiled.entry('src/api/main.ts'), { ...env, PORT: String(port), HOST: '127.0.0.1' }, { logDir: dir, flags: nodeFlagsOf('start:api') });
-    const worker = startNode('worker', compiled.entry('src/worker/main.ts'), { ...env, NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' }, { logDir: dir, flags: nodeFlagsOf('start:worker') });
+    const api = startNode('api', compiled.entry('src/api/main.ts'), { ...env, PORT: String(port), HOST: '127.0.0.1' }, { logDir: dir, as: 'start:api' });
+    const worker = startNode('worker', compiled.entry('src/worker/main.ts'), { ...env, NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' }, { logDir: dir, as: 'start:worker' });
     processes.push(api, worker);
     const orm = await connectOrm(servers.databaseUrl, 2);
     const tenant = await seedTenant(orm, parseEncryptionKey(env.ENCRYPTION_KEY), 'Northwind Builders', { keys: 2, projects: 0 }).finally(() => orm.close());

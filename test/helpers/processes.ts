@@ -23,14 +23,31 @@ export function spawnEntryPoint(entry: string, env: Record<string, string>): Spa
 }
 
 /**
- * Runs a package.json start script (`start:api`, `start:worker`) from the built dist/ as production does, Node's
- * flags included, but as one Node process: npm and sh would stand between SIGKILL and the code.
+ * How package.json runs a start script (`NAME=value exec node --flag … dist/…`): the environment it sets, Node's
+ * flags and the entry point.
+ */
+export function startScriptOf(script: 'start:api' | 'start:worker'): { env: Record<string, string>; flags: string[]; entry: string } {
+  const command = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[script]!;
+  const words = command.split(/\s+/);
+  const exec = words.indexOf('exec');
+  if (exec < 0 || words[exec + 1] !== 'node' || !words.slice(0, exec).every((word) => /^[A-Z_]+=/.test(word))) {
+    throw new Error(`${script} is expected to be "[NAME=value …] exec node …", not ${JSON.stringify(command)}`);
+  }
+  const args = words.slice(exec + 2);
+  return {
+    env: Object.fromEntries(words.slice(0, exec).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)])),
+    flags: args.filter((arg) => arg.startsWith('--')),
+    entry: args.at(-1)!,
+  };
+}
+
+/**
+ * Runs a package.json start script (`start:api`, `start:worker`) from the built dist/ as production does, its
+ * environment and Node's flags included, but as one Node process: npm and sh would stand between SIGKILL and the code.
  */
 export function spawnStartScript(script: 'start:api' | 'start:worker', env: Record<string, string>): SpawnedProcess {
-  const command = (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[script]!;
-  const [exec, node, ...args] = command.split(/\s+/);
-  if (exec !== 'exec' || node !== 'node') throw new Error(`${script} is expected to be "exec node …", not ${JSON.stringify(command)}`);
-  return spawnNode(args, env);
+  const run = startScriptOf(script);
+  return spawnNode([...run.flags, run.entry], { ...run.env, ...env });
 }
 
 export type SpawnedProcess = ChildProcess & { output: () => string };
