@@ -42,7 +42,11 @@ export async function timelineOf(db: Pool, temporal: TemporalClient, delivered: 
   );
   const [row] = rows;
   if (!row) throw new Error(`no delivery of event ${delivered.eventId}`);
-  const history = await temporal.workflow.getHandle(deliveryWorkflowId(row.id)).fetchHistory();
+  const run = temporal.workflow.getHandle(deliveryWorkflowId(row.id));
+  // Once the run has closed: the server writes an activity's started event only with its completion, which may come
+  // after the receipt.
+  await run.result();
+  const history = await run.fetchHistory();
   const events = history.events ?? [];
   const first = (has: (event: HistoryEvent) => unknown) => events.find((event) => has(event));
   const since = (at: number) => at - delivered.committedAt;

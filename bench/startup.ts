@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
@@ -6,6 +7,11 @@ import { PROJECT_ROOT } from '../src/paths';
 export interface StartedService {
   /** Seconds from `npm start` to GET /health answering 200. */
   seconds: number;
+  /**
+   * The highest RSS of the service's one process (API, worker and dispatcher) since start, in MB: the largest Node
+   * process of the group (npm and tsx's launcher are small), sampled every 200 ms.
+   */
+  peakRssMb(): number;
   stop(): Promise<void>;
 }
 
@@ -13,7 +19,11 @@ export interface StartedService {
  * `npm start` as a user runs it (embedded PostgreSQL and Temporal dev server, data in `dataDir`), timed until
  * it is healthy. It runs in a process group of its own, so stop() ends npm, tsx and the service together.
  */
-export async function npmStart(dataDir: string, ports: { api: number; postgres: number; temporal: number; ui: number }): Promise<StartedService> {
+export async function npmStart(
+  dataDir: string,
+  ports: { api: number; postgres: number; temporal: number; ui: number },
+  env: Record<string, string> = {},
+): Promise<StartedService> {
   const started = performance.now();
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: PROJECT_ROOT,
@@ -31,9 +41,15 @@ export async function npmStart(dataDir: string, ports: { api: number; postgres: 
       LOG_LEVEL: 'warn',
       DATABASE_URL: '',
       TEMPORAL_ADDRESS: '',
+      ...env,
     },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, largestNodeRssMb(child.pid!));
+  }, 200);
+  void exited.then(() => clearInterval(sampler));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGTERM');
     await exited;
@@ -47,13 +63,37 @@ export async function npmStart(dataDir: string, ports: { api: number; postgres: 
       (r) => r.status === 200,
       () => false,
     );
-    if (healthy) return { seconds: (performance.now() - started) / 1000, stop };
+    if (healthy) {
+      return {
+        seconds: (performance.now() - started) / 1000,
+        peakRssMb: () => Math.max(peak, largestNodeRssMb(child.pid!)),
+        stop,
+      };
+    }
     if (Date.now() > deadline) {
       await stop();
       throw new Error('npm start did not become healthy within 180 s');
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The RSS in MB of the largest Node process in process group `pgid` (Linux /proc); 0 when there is none. */
+function largestNodeRssMb(pgid: number): number {
+  let largest = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command name (in parentheses): state, parent, process group.
+      if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]) !== pgid) continue;
+      if (path.basename(readlinkSync(`/proc/${entry}/exe`)) !== 'node') continue;
+      const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
+      if (rss) largest = Math.max(largest, Number(rss[1]) / 1024);
+    } catch {
+      // Gone meanwhile, or not ours to read (PostgreSQL's, as another user).
+    }
+  }
+  return largest;
 }
 
 function groupAlive(pgid: number): boolean {
