@@ -77,7 +77,7 @@ async function dropDatabase(url: string): Promise<void> {
 }
 
 /** Resident set size of a process in MB, from /proc (Linux); null once it has exited. */
-function rssMb(pid: number): number | null {
+export function rssMb(pid: number): number | null {
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
       .split('\n')

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
+import { rssMb } from './stack';
 
 export interface StartedService {
   /** Seconds from `npm start` to GET /health answering 200. */
@@ -87,8 +88,7 @@ function largestNodeRssMb(pgid: number): number {
       // Fields after the command name (in parentheses): state, parent, process group.
       if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]) !== pgid) continue;
       if (path.basename(readlinkSync(`/proc/${entry}/exe`)) !== 'node') continue;
-      const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));
-      if (rss) largest = Math.max(largest, Number(rss[1]) / 1024);
+      largest = Math.max(largest, rssMb(Number(entry)) ?? 0);
     } catch {
       // Gone meanwhile, or not ours to read (PostgreSQL's, as another user).
     }
