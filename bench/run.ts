@@ -61,6 +61,7 @@ const runs = (phase: string) => ONLY === null || ONLY === phase;
 const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
+const API_RSS_BUDGET_MB = 200;
 const WORKER_RSS_BUDGET_MB = 400;
 /** The worker while it delivers (issue 27), and `npm start`'s one process under a delivery load. */
 const WORKER_DELIVERY_RSS_BUDGET_MB = 250;
@@ -90,6 +91,11 @@ const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'FAIL');
 function record(row: Row): void {
   rows.push(row);
   console.log(`${row.work}\n  ceiling: ${row.ceiling}\n  service: ${row.service}\n  ratio ${row.ratio}   target ${row.target}   ${row.verdict}\n`);
+}
+
+/** A peak RSS against its budget; `service` tells more than the figure when given. */
+function recordPeakRss(work: string, peakMb: number, budgetMb: number, service = `${fmt(peakMb)} MB peak`): void {
+  record({ work, ceiling: '–', service, ratio: '–', target: `≤ ${budgetMb} MB`, verdict: verdict(peakMb <= budgetMb) });
 }
 
 /** Times `work` as a window of the CPU profiles. */
@@ -227,23 +233,9 @@ async function servicePhases(servers: Servers, compiled: CompiledProject, run: {
     await orm.close();
     for (const proc of processes.reverse()) await proc.stop();
   }
-  record({ work: 'RSS under load: api process', ceiling: '–', service: `${fmt(rss.api)} MB peak`, ratio: '–', target: '≤ 200 MB', verdict: verdict(rss.api <= 200) });
-  record({
-    work: 'RSS under load: worker process, phases 1 to 8',
-    ceiling: '–',
-    service: `${fmt(rss.worker)} MB peak`,
-    ratio: '–',
-    target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
-    verdict: verdict(rss.worker <= WORKER_RSS_BUDGET_MB),
-  });
-  record({
-    work: 'RSS under the delivery load (phase 6): worker process',
-    ceiling: '–',
-    service: `${fmt(rss.workerDeliveries)} MB peak`,
-    ratio: '–',
-    target: `≤ ${WORKER_DELIVERY_RSS_BUDGET_MB} MB`,
-    verdict: verdict(rss.workerDeliveries <= WORKER_DELIVERY_RSS_BUDGET_MB),
-  });
+  recordPeakRss('RSS under load: api process', rss.api, API_RSS_BUDGET_MB);
+  recordPeakRss('RSS under load: worker process, phases 1 to 8', rss.worker, WORKER_RSS_BUDGET_MB);
+  recordPeakRss('RSS under the delivery load (phase 6): worker process', rss.workerDeliveries, WORKER_DELIVERY_RSS_BUDGET_MB);
 }
 
 /** Phase 6's figures on the dev server, for phase 6e to stand beside its own. */
@@ -402,14 +394,7 @@ async function isolation(servers: Servers, compiled: CompiledProject, dir: strin
     target: 'each delivered once per X-Webhook-ID, or failed with its alert',
     verdict: verdict(result.unfinished === 0 && result.duplicates === 0 && result.deliveredUnseen === 0 && result.healthyLost === 0),
   });
-  record({
-    work: `9c. Isolation: worker RSS during the phase`,
-    ceiling: '–',
-    service: `${fmt(result.workerRssMb)} MB peak`,
-    ratio: '–',
-    target: `≤ ${WORKER_RSS_BUDGET_MB} MB`,
-    verdict: verdict(result.workerRssMb <= WORKER_RSS_BUDGET_MB),
-  });
+  recordPeakRss('9c. Isolation: worker RSS during the phase', result.workerRssMb, WORKER_RSS_BUDGET_MB);
 }
 
 /**
@@ -431,7 +416,7 @@ async function startupPhase(dir: string): Promise<void> {
   }
   if (QUICK) {
     record({ work: '`npm start` to healthy (fresh data folder)', ceiling: '–', service: `${first.seconds.toFixed(1)} s`, ratio: '–', target: '≤ 15 s', verdict: verdict(first.seconds <= 15) });
-    record({ work: `RSS: ${work}`, ceiling: '–', service: firstRun.text, ratio: '–', target: `≤ ${ONE_PROCESS_RSS_BUDGET_MB} MB`, verdict: verdict(firstRun.peak <= ONE_PROCESS_RSS_BUDGET_MB) });
+    recordPeakRss(`RSS: ${work}`, firstRun.peak, ONE_PROCESS_RSS_BUDGET_MB, firstRun.text);
     return;
   }
   const again = await npmStart(dataDir, ports, env);
@@ -445,14 +430,7 @@ async function startupPhase(dir: string): Promise<void> {
       verdict: verdict(Math.max(first.seconds, again.seconds) <= 15),
     });
     const { run: againRun, tenant } = await oneProcessDeliveries(again, dataDir, ports.api, 'One Process Again', { keys: KEYS, projects: 200 });
-    record({
-      work: `RSS: ${work} (fresh data folder; restart)`,
-      ceiling: '–',
-      service: `${firstRun.text}; ${againRun.text}`,
-      ratio: '–',
-      target: `≤ ${ONE_PROCESS_RSS_BUDGET_MB} MB`,
-      verdict: verdict(Math.max(firstRun.peak, againRun.peak) <= ONE_PROCESS_RSS_BUDGET_MB),
-    });
+    recordPeakRss(`RSS: ${work} (fresh data folder; restart)`, Math.max(firstRun.peak, againRun.peak), ONE_PROCESS_RSS_BUDGET_MB, `${firstRun.text}; ${againRun.text}`);
     // The same list as phase 1, served by `npm start`'s single process (API, worker and dispatcher together).
     const keyOf = rotation(tenant);
     const result = await load({ url: `http://127.0.0.1:${ports.api}/api/v1/projects?limit=50`, seconds: SECONDS, connections: CONNECTIONS, next: () => ({ headers: { 'X-API-Key': keyOf() } }) });

@@ -88,12 +88,15 @@ export function rssMb(pid: number): number | null {
   }
 }
 
-/** A process's parent and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s); null once it has exited. */
-export function procStat(pid: number): { ppid: number; cpuSeconds: number } | null {
+/**
+ * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);
+ * null once it has exited.
+ */
+export function procStat(pid: number): { ppid: number; pgrp: number; cpuSeconds: number } | null {
   try {
     // Fields after the command name, which is in parentheses and may contain spaces.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { ppid: Number(fields[1]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
+    return { ppid: Number(fields[1]), pgrp: Number(fields[2]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
   } catch {
     return null;
   }

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
-import { rssMb } from './stack';
+import { procStat, rssMb } from './stack';
 
 export interface StartedService {
   /** Seconds from `npm start` to GET /health answering 200. */
@@ -84,9 +84,8 @@ function largestNodeRssMb(pgid: number): number {
   let largest = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
+    if (procStat(Number(entry))?.pgrp !== pgid) continue;
     try {
-      // Fields after the command name (in parentheses): state, parent, process group.
-      if (Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]) !== pgid) continue;
       if (path.basename(readlinkSync(`/proc/${entry}/exe`)) !== 'node') continue;
       largest = Math.max(largest, rssMb(Number(entry)) ?? 0);
     } catch {
