@@ -8,9 +8,9 @@ import { readJsonBody, requireValidBody } from './middleware/json-body';
 import { methodsFirst } from './middleware/methods-first';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { requestSpan } from './middleware/request-span';
 import { securityHeaders } from './middleware/security-headers';
 import { storableText } from './middleware/storable-text';
-import { traceRoute } from './middleware/trace-route';
 import { underPath } from './middleware/under-path';
 import { buildOpenApiDocument } from './openapi';
 import { docsRoutes } from './routes/docs';
@@ -35,7 +35,7 @@ export function createRouters(deps: AppDeps) {
 
 /**
  * The whole HTTP surface, in the order a request meets it:
- * security headers → request id + logger + EntityManager → span name → request metrics → error body → storable query text → health | metrics | API reference |
+ * the request's span → security headers → request id + logger + EntityManager → request metrics → error body → storable query text → health | metrics | API reference |
  * /api/v1 (auth → rate limit → 405 for unknown methods → routes taking a file | JSON body → resource routes; writes
  * behind Idempotency-Key) | /webhooks/inbound (its own chain: auth → scope → body bytes → signature → Idempotency-Key →
  * replay guard → rate limit → JSON) | /console (the account settings console: HTML pages behind a session, see
@@ -49,9 +49,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.maxIpsCount = 1;
   const { health, metrics, docs, restFiles, rest, inbound } = createRouters(deps);
 
+  app.use(requestSpan());
   app.use(securityHeaders());
   app.use(requestContext(deps));
-  app.use(traceRoute());
   app.use(countRequests(deps.metrics, [health, metrics, docs, rest, inbound]));
   app.use(errorHandler());
   app.use(storableText());

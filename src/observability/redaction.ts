@@ -3,12 +3,6 @@
  * data, keys or secrets).
  */
 
-/** A request target (`/api/v1/customers?email=…`) without its query string: `/api/v1/customers`. */
-export function pathOf(target: string | undefined): string {
-  const path = (target ?? '/').split(/[?#]/, 1)[0]!;
-  return path === '' ? '/' : path;
-}
-
 // A string literal as PostgreSQL reads it: E'…' with backslash escapes, or '…' where '' is a quote.
 const STRING_LITERAL = /\bE'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'/gi;
 const NUMBER_LITERAL = /\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b/gi;

@@ -2,15 +2,13 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import type { InstrumentationBase } from '@opentelemetry/instrumentation';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
-import { pathOf, statementWithoutLiterals } from './redaction';
+import { statementWithoutLiterals } from './redaction';
 
 /**
  * OpenTelemetry tracing, configured by the standard OTEL_* variables (README, "Tracing"). It is off unless
  * OTEL_TRACES_EXPORTER is `otlp`; then nothing of the SDK is loaded, and the API calls in the service's code are
- * no-ops. The entry points start it before they load the modules it instruments (node:http, pg), which the SDK
- * patches as they are required.
+ * no-ops. The entry points start it before they load pg, which the SDK patches as it is required. The request's span
+ * is made by the api's middleware (src/api/middleware/request-span.ts), not by an instrumentation.
  */
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -67,26 +65,17 @@ export function activeTracing(): RunningTracing | null {
   return running;
 }
 
-/** Requests that come often and say nothing about a change: health checks and metrics scrapes. */
-const UNTRACED_PATHS = new Set(['/health', '/metrics']);
-
-function urlWithoutQuery(request: IncomingMessage): string {
-  const scheme = (request.socket as Partial<TLSSocket>).encrypted ? 'https' : 'http';
-  return `${scheme}://${request.headers.host ?? 'localhost'}${pathOf(request.url)}`;
-}
-
 /**
- * Starts the SDK: an OTLP exporter behind a batch processor, the HTTP server and pg instrumentations, and the sampler and
+ * Starts the SDK: an OTLP exporter behind a batch processor, the pg instrumentation, and the sampler and
  * propagators the OTEL_* variables name (parent-based always-on, W3C trace context and baggage by default).
  */
 export async function startTracing(settings: TracingSettings): Promise<RunningTracing> {
   if (running) throw new Error('Tracing is running already');
-  const [{ NodeSDK }, { BatchSpanProcessor }, { Resource, detectResourcesSync, envDetectorSync, hostDetectorSync, processDetectorSync }, { HttpInstrumentation }, { PgInstrumentation }, { OTLPTraceExporter }] =
+  const [{ NodeSDK }, { BatchSpanProcessor }, { Resource, detectResourcesSync, envDetectorSync, hostDetectorSync, processDetectorSync }, { PgInstrumentation }, { OTLPTraceExporter }] =
     await Promise.all([
       import('@opentelemetry/sdk-node'),
       import('@opentelemetry/sdk-trace-base'),
       import('@opentelemetry/resources'),
-      import('@opentelemetry/instrumentation-http'),
       import('@opentelemetry/instrumentation-pg'),
       settings.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
     ]);
@@ -96,20 +85,6 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
     .merge(detectResourcesSync({ detectors: [envDetectorSync, hostDetectorSync, processDetectorSync] }));
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter(settings.url ? { url: settings.url } : {}));
   const instrumentations: InstrumentationBase[] = [
-    new HttpInstrumentation({
-      // The service's only outgoing HTTP is deliveries, which make their attempt span themselves (its traceparent is sent).
-      disableOutgoingRequestInstrumentation: true,
-      ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has(pathOf(request.url)),
-      // Replacing what the instrumentation would record: the URL without its query, and no client address or user agent.
-      startIncomingSpanHook: (request) => ({
-        'http.url': urlWithoutQuery(request),
-        'http.target': pathOf(request.url),
-        'http.client_ip': undefined,
-        'client.address': undefined,
-        'http.user_agent': undefined,
-        'user_agent.original': undefined,
-      }),
-    }),
     new PgInstrumentation({
       // Queries outside a traced request or activity (the outbox dispatcher polling) would each start a trace.
       requireParentSpan: true,

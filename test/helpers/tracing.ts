@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 const requireHere = createRequire(__filename);
 
 /**
- * Applies the instrumentations' patches to node:http, node:https and pg as this test file's code uses them. A service
+ * Applies the instrumentations' patches to pg as this test file's code uses it. A service
  * process has the SDK patch them as they are required (src/observability/tracing.ts), through Node's require hooks;
  * jest loads modules through a registry of its own, which those hooks never see. The patches are the
  * instrumentations' own, and stopping the tracing takes them off again.
