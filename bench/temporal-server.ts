@@ -34,13 +34,15 @@ export const HISTORY_SHARDS = 4;
 /** Connections of each store's pool, per service: the default of Temporal's docker configuration (SQL_MAX_CONNS). */
 const MAX_CONNS = 20;
 /**
- * The dynamic configuration the project's dev server gets (src/temporal/dev-server.ts DEV_SERVER_FAIRNESS_ARGS and
- * DEV_SERVER_EAGER_ACTIVITY_ARGS): task queue fairness, and eager activity execution.
+ * The dynamic configuration the project's dev server gets (src/temporal/dev-server.ts DEV_SERVER_FAIRNESS_ARGS,
+ * DEV_SERVER_EAGER_ACTIVITY_ARGS and DEV_SERVER_TRANSFER_QUEUE_ARGS): task queue fairness, eager activity execution,
+ * and reads of each shard's transfer queue not held to 20 a second (deploy/temporal-dynamicconfig.yaml sets the same).
  */
 const DYNAMIC_CONFIG = {
   'matching.useNewMatcher': [{ value: true }],
   'matching.enableFairness': [{ value: true }],
   'system.enableActivityEagerExecution': [{ value: true }],
+  'history.transferProcessorMaxPollRPS': [{ value: 1000 }],
 };
 
 /** Where the server, its SQL tool and the PostgreSQL schema are: TEMPORAL_SERVER_DIR, else Go's bin folder/temporal-server-v1.29.1. */

@@ -43,6 +43,15 @@ export const DEV_SERVER_FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.use
 export const DEV_SERVER_EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
 
 /**
+ * How often the history service may read its transfer queue (the tasks that hand a run's workflow task to matching):
+ * 20 times a second per history shard by default, sized for clusters of hundreds of shards. The dev server has one,
+ * so under a dozen deliveries a second each new run's first workflow task waited some 30 ms for that budget, and
+ * went on waiting for up to 20 s after a load: commit → receipt p50 at 12 deliveries/s 39 ms against 60–78
+ * (docs/benchmarks.md, "One delivery's timeline").
+ */
+export const DEV_SERVER_TRANSFER_QUEUE_ARGS = ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'];
+
+/**
  * Runs the Temporal CLI dev server as a child process (through the SDK's ephemeral-server support, which
  * owns its lifecycle) with this project's search attributes registered.
  */
@@ -60,7 +69,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
         namespace: options.namespace,
         searchAttributes: SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'error' },
-        extraArgs: [...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_FAIRNESS_ARGS, ...DEV_SERVER_EAGER_ACTIVITY_ARGS],
+        extraArgs: [...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_FAIRNESS_ARGS, ...DEV_SERVER_EAGER_ACTIVITY_ARGS, ...DEV_SERVER_TRANSFER_QUEUE_ARGS],
       },
     });
   } catch (error) {
