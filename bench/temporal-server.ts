@@ -18,6 +18,7 @@ import { Client as PgClient } from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { PROJECT_ROOT } from '../src/paths';
 import { executable, goBinDir } from '../src/temporal/cli-binary';
+import { SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server';
 import { registerMissingSearchAttributes } from '../src/temporal/register-search-attributes';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import { freePort } from '../test/helpers/ports';
@@ -33,17 +34,8 @@ const NAMESPACE = 'default';
 export const HISTORY_SHARDS = 4;
 /** Connections of each store's pool, per service: the default of Temporal's docker configuration (SQL_MAX_CONNS). */
 const MAX_CONNS = 20;
-/**
- * The dynamic configuration the project's dev server gets (src/temporal/dev-server.ts DEV_SERVER_FAIRNESS_ARGS,
- * DEV_SERVER_EAGER_ACTIVITY_ARGS and DEV_SERVER_TRANSFER_QUEUE_ARGS): task queue fairness, eager activity execution,
- * and reads of each shard's transfer queue not held to 20 a second (deploy/temporal-dynamicconfig.yaml sets the same).
- */
-const DYNAMIC_CONFIG = {
-  'matching.useNewMatcher': [{ value: true }],
-  'matching.enableFairness': [{ value: true }],
-  'system.enableActivityEagerExecution': [{ value: true }],
-  'history.transferProcessorMaxPollRPS': [{ value: 1000 }],
-};
+/** The dynamic configuration the project's dev server gets, in the server's file form. */
+const DYNAMIC_CONFIG = Object.fromEntries(Object.entries(SERVER_DYNAMIC_CONFIG).map(([key, value]) => [key, [{ value }]]));
 
 /** Where the server, its SQL tool and the PostgreSQL schema are: TEMPORAL_SERVER_DIR, else Go's bin folder/temporal-server-v1.29.1. */
 export function temporalServerDir(): string {

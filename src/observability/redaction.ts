@@ -1,6 +1,6 @@
 /**
- * What spans may say of a request or a query: its shape, never its values (filters and bodies may hold personal
- * data, keys or secrets).
+ * What spans may say of a query: its shape, never its values (filters and bodies may hold personal data, keys or
+ * secrets).
  */
 
 // A string literal as PostgreSQL reads it: E'…' with backslash escapes, or '…' where '' is a quote.

@@ -28,28 +28,30 @@ export interface DevServerOptions {
 export const DEV_SERVER_SQLITE_ARGS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
 
 /**
- * Task queue fairness (docs/operations.md, "Task queues and fairness"): each company's runs carry its id as fairness
- * key, and with these a company's backlog no longer delays another's on the same queue. Server 1.29 and 1.30 need
- * the new matcher turned on for it; from 1.31 it is the default.
+ * The dynamic configuration of every Temporal server this project starts: the dev server here, and the benchmark's
+ * server on PostgreSQL (bench/temporal-server.ts). deploy/temporal-dynamicconfig.yaml sets the same for docker-compose.
  */
-export const DEV_SERVER_FAIRNESS_ARGS = ['--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.enableFairness=true'];
+export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> = {
+  // Task queue fairness (docs/operations.md, "Task queues and fairness"): each company's runs carry its id as fairness
+  // key, so a company's backlog no longer delays another's on the same queue. Servers 1.29 and 1.30 need the new
+  // matcher turned on for it; from 1.31 it is the default.
+  'matching.useNewMatcher': true,
+  'matching.enableFairness': true,
+  // Eager activity execution: an activity scheduled by a workflow task goes back to the worker that completed the task
+  // (when it has a free slot) in the completion's answer, instead of through matching. A delivery's attempt then starts
+  // at once rather than 20–35 ms later under load: commit → receipt p50 at 12 deliveries/s 68–69 ms against 96–99
+  // (docs/benchmarks.md). A worker with no free slot does not ask for it, so fairness still orders a backlog.
+  'system.enableActivityEagerExecution': true,
+  // How often the history service may read its transfer queue (the tasks that hand a run's workflow task to
+  // matching): 20 times a second per history shard by default, sized for clusters of hundreds of shards. The dev
+  // server has one, so under a dozen deliveries a second each new run's first workflow task waited some 30 ms for
+  // that budget, and went on waiting for up to 20 s after a load: commit → receipt p50 at 12 deliveries/s 39 ms
+  // against 60–78 (docs/benchmarks.md, "One delivery's timeline").
+  'history.transferProcessorMaxPollRPS': 1000,
+};
 
-/**
- * Eager activity execution: an activity scheduled by a workflow task goes back to the worker that completed the task
- * (when it has a free slot) in the completion's answer, instead of through matching. A delivery's attempt then starts
- * at once rather than 20–35 ms later under load: commit → receipt p50 at 12 deliveries/s 68–69 ms against 96–99
- * (docs/benchmarks.md). A worker with no free slot does not ask for it, so fairness still orders a backlog.
- */
-export const DEV_SERVER_EAGER_ACTIVITY_ARGS = ['--dynamic-config-value', 'system.enableActivityEagerExecution=true'];
-
-/**
- * How often the history service may read its transfer queue (the tasks that hand a run's workflow task to matching):
- * 20 times a second per history shard by default, sized for clusters of hundreds of shards. The dev server has one,
- * so under a dozen deliveries a second each new run's first workflow task waited some 30 ms for that budget, and
- * went on waiting for up to 20 s after a load: commit → receipt p50 at 12 deliveries/s 39 ms against 60–78
- * (docs/benchmarks.md, "One delivery's timeline").
- */
-export const DEV_SERVER_TRANSFER_QUEUE_ARGS = ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'];
+/** SERVER_DYNAMIC_CONFIG as the dev server's command-line options. */
+const DYNAMIC_CONFIG_ARGS = Object.entries(SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${String(value)}`]);
 
 /**
  * Runs the Temporal CLI dev server as a child process (through the SDK's ephemeral-server support, which
@@ -69,7 +71,7 @@ export async function startTemporalDevServer(options: DevServerOptions): Promise
         namespace: options.namespace,
         searchAttributes: SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'error' },
-        extraArgs: [...DEV_SERVER_SQLITE_ARGS, ...DEV_SERVER_FAIRNESS_ARGS, ...DEV_SERVER_EAGER_ACTIVITY_ARGS, ...DEV_SERVER_TRANSFER_QUEUE_ARGS],
+        extraArgs: [...DEV_SERVER_SQLITE_ARGS, ...DYNAMIC_CONFIG_ARGS],
       },
     });
   } catch (error) {
