@@ -1,4 +1,4 @@
-import { NativeConnection, Worker, type WorkerOptions as TemporalWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, type Worker, type WorkerOptions as TemporalWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import type { SerializableSpan } from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowInfo } from '@temporalio/workflow';
@@ -15,6 +15,7 @@ import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
 import { COMPANY_ID } from '../temporal/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { createWebhookSender } from '../delivery/webhook-sender';
+import { workersSharingOneWorkflowThread } from './shared-workflow-thread';
 import { bundleWorkflowsApart } from './workflow-bundle';
 
 export interface RunningWorker {
@@ -84,7 +85,7 @@ function runAttributes(info: WorkflowInfo): WorkflowInfo {
  * One Temporal Worker per task queue, each with its own slot budget, in one process: a backlog of hanging delivery
  * attempts holds only the deliveries queue's activity slots, never the operations queue's. Every Worker registers
  * every workflow and activity; an activity runs on its workflow's queue, so the budgets stay apart (the drain queue
- * needs them all).
+ * needs them all). Their workflow tasks share one thread, where each queue's workflow task slots bound what waits.
  */
 export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa, drainCheckIntervalMs = DRAIN_CHECK_INTERVAL_MS }: WorkerOptions): Promise<RunningWorker> {
   const sender = createWebhookSender({
@@ -114,8 +115,10 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   // Bundled once for all the Workers.
   const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflowsApart(tracing !== null);
   const traced = tracing ? await tracingOptions(tracing) : {};
+  // The Workers of this process run their workflows on one thread (the drain queue's too).
+  const SharingWorker = workersSharingOneWorkflowThread();
   const createWorker = (taskQueue: string, slots: WorkerSlots) =>
-    Worker.create({
+    SharingWorker.create({
       ...traced,
       connection,
       namespace: config.temporal.namespace,

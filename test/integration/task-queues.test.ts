@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { createLogger } from '../../src/logger';
 import { retentionScheduleIdOn } from '../../src/temporal/retention-schedule';
@@ -9,7 +10,7 @@ import { RETENTION, type RetentionInput } from '../../workflows/retention.contra
 import { SCHEDULED_REPORT } from '../../workflows/scheduled-report.contract';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 import { projectData } from '../helpers/fixtures';
-import { startReceiver } from '../helpers/https-receiver';
+import { startReceiver, testCertificate } from '../helpers/https-receiver';
 import { createTenant, envelope, sendInbound, startStack, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, deliveryIdsOf, registerEndpoint } from '../helpers/webhooks';
 
@@ -59,6 +60,43 @@ describe('task queues and fairness', () => {
       await stack.temporal.schedule.getHandle(scheduleId).delete();
     }
   });
+});
+
+describe("the worker's workflow thread", () => {
+  /** Node's worker threads in this process, by the name Linux shows for them. */
+  const workflowThreads = () => readdirSync('/proc/self/task').filter((task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'WorkerThread').length;
+
+  it('runs the workflows of both task queues on one thread, which ends when the worker stops', async () => {
+    const config = await testConfig();
+    const stack = await startStack({ worker: false, dispatcher: true, config });
+    const hook = await startReceiver();
+    try {
+      const before = workflowThreads();
+      const worker = await startWorker({
+        config,
+        orm: stack.orm,
+        logger: createLogger('silent'),
+        workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH,
+        webhookCa: testCertificate().cert,
+      });
+      try {
+        expect([...worker.workers.keys()]).toEqual([config.temporal.taskQueues.operations, config.temporal.taskQueues.deliveries]);
+        expect(workflowThreads()).toBe(before + 1);
+        const tenant = await createTenant(stack.orm, ['admin']);
+        await registerEndpoint(stack, (await addApiKey(stack, tenant)).key, { url: hook.url, event_types: ['project.created'] });
+        const created = await sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData('T-1')));
+        expect(created.status).toBe(200);
+        await stack.temporal.workflow.getHandle(projectCreationWorkflowId(tenant.companyId, 'T-1')).result();
+        await hook.waitForRequests(1);
+      } finally {
+        await worker.close();
+      }
+      expect(workflowThreads()).toBe(before);
+    } finally {
+      await hook.close();
+      await stack.close();
+    }
+  }, 60_000);
 });
 
 describe('upgrading from one task queue', () => {
