@@ -1,5 +1,6 @@
 import { type Collection, type EntityDictionary, type EntityMetadata, type EntityName, type FilterQuery, type QueryOrderMap, raw, type Reference, ReferenceKind } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { PreparedStatement } from '../db/prepared-statement';
 import { ApiError } from '../errors';
 import { isUuid, parseTimestamp } from '../schemas/formats';
 import { COUNTED_TABLES, RECORD_COUNT_SQL } from './record-counts';
@@ -257,9 +258,20 @@ async function countMatches<T extends object>(em: EntityManager, entity: EntityN
   return Number(row!.n);
 }
 
-const recordRows = new Map<string, string>();
+const recordRows = new Map<string, PreparedStatement<EntityDictionary<object>>>();
+let recordRowStatements = 0;
 
-/** A company's record by id as a plain row (see findPage), or null; its statement is written once per entity. */
+const TABLE_COLUMNS = new PreparedStatement<{ columns: string }>(
+  'table-columns',
+  `select string_agg(format('"r".%I', attname), ', ' order by attnum) as columns
+     from pg_attribute where attrelid = $1::regclass and attnum > 0 and not attisdropped`,
+);
+
+/**
+ * A company's record by id as a plain row (see findPage), or null. Its statement is prepared once per entity, with
+ * the table's columns named rather than `*`: a prepared statement's result cannot change, so a column a later
+ * release's migration adds would otherwise make PostgreSQL refuse it on this process's connections.
+ */
 export async function findRow<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
@@ -268,13 +280,15 @@ export async function findRow<T extends object>(
 ): Promise<Row<T> | null> {
   const meta = em.getMetadata().find(entity)! as EntityMetadata;
   const cacheKey = `${meta.className} ${JSON.stringify(columns)}`;
-  let sql = recordRows.get(cacheKey);
-  if (!sql) {
+  let statement = recordRows.get(cacheKey);
+  if (!statement) {
+    const [table] = await TABLE_COLUMNS.rows(em, [`"${meta.tableName}"`]);
     const extra = Object.entries(columns).map(([name, select]) => `, (${select}) as "${name}"`).join('');
-    sql = `select "r".*${extra} from "${meta.tableName}" as "r" where "r"."id" = ? and "r"."${meta.properties.company!.fieldNames[0]}" = ? limit 1`;
-    recordRows.set(cacheKey, sql);
+    const sql = `select ${table!.columns}${extra} from "${meta.tableName}" as "r" where "r"."id" = $1 and "r"."${meta.properties.company!.fieldNames[0]}" = $2 limit 1`;
+    statement = new PreparedStatement(`record-row-${++recordRowStatements}`, sql);
+    recordRows.set(cacheKey, statement);
   }
-  const [row] = await em.execute<EntityDictionary<object>[]>(sql, [key.id, key.companyId]);
+  const [row] = await statement.rows(em, [key.id, key.companyId]);
   if (!row) return null;
   const mapped = em.getDriver().mapResult(row, meta) as unknown as Row<T>;
   nestEmbedded(meta, [mapped]);

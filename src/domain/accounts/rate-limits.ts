@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { PreparedStatement } from '../../db/prepared-statement';
 
 export interface RateLimitWindow {
   /** Policy name as it appears in the RateLimit headers. */
@@ -47,6 +48,12 @@ export interface RateLimitDecision {
  */
 export type Admission = { outcome: 'revoked' } | { outcome: 'replayed' } | { outcome: 'counted'; decision: RateLimitDecision };
 
+const ADMIT_REQUEST = new PreparedStatement<{ outcome: 'revoked' | 'replayed' | 'allowed' | 'limited'; window_seconds: number; used: number; resets_at: number }>(
+  'admit_request',
+  `select outcome, window_seconds, used, extract(epoch from resets_at)::float8 as resets_at
+     from admit_request($1, $2, $3::int[], $4::int[], $5, $6, $7)`,
+);
+
 /**
  * Admits a request of `apiKeyId` (admit_request() in PostgreSQL, so all API processes share one budget):
  * refuses a revoked key, records `signature` when given (refusing one the key already sent within
@@ -62,19 +69,15 @@ export async function admitRequest(
   multiplier = 1,
 ): Promise<Admission> {
   const windows: RateLimitWindow[] = RATE_LIMIT_POLICIES[policy].map((w) => ({ ...w, limit: w.limit * multiplier }));
-  const rows = await em.execute<{ outcome: 'revoked' | 'replayed' | 'allowed' | 'limited'; window_seconds: number; used: number; resets_at: number }[]>(
-    `select outcome, window_seconds, used, extract(epoch from resets_at)::float8 as resets_at
-       from admit_request(?, ?, ?::int[], ?::int[], ?, ?, ?)`,
-    [
-      apiKeyId,
-      policy,
-      `{${windows.map((w) => w.seconds).join(',')}}`,
-      `{${windows.map((w) => w.limit).join(',')}}`,
-      signature?.value ?? null,
-      signature?.ttlSeconds ?? 0,
-      signature?.idempotencyKey ?? null,
-    ],
-  );
+  const rows = await ADMIT_REQUEST.rows(em, [
+    apiKeyId,
+    policy,
+    `{${windows.map((w) => w.seconds).join(',')}}`,
+    `{${windows.map((w) => w.limit).join(',')}}`,
+    signature?.value ?? null,
+    signature?.ttlSeconds ?? 0,
+    signature?.idempotencyKey ?? null,
+  ]);
   const outcome = rows[0]!.outcome;
   if (outcome === 'revoked' || outcome === 'replayed') return { outcome };
   return {

@@ -1,0 +1,40 @@
+import { PreparedStatement } from '../../src/db/prepared-statement';
+import { createTenant, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
+
+/** The hot statements pg prepares once per connection: the admission and the record read by id. */
+describe('prepared statements', () => {
+  let stack: TestStack;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+    tenant = await createTenant(stack.orm, ['admin']);
+  });
+  afterAll(() => stack.close());
+
+  it("keep answering after a later release's migration adds a column to a table they read", async () => {
+    const created = await request(stack.baseUrl, 'POST', '/api/v1/customers', { key: tenant.key, body: { name: 'Prepared' } });
+    expect(created.status).toBe(201);
+    const read = () => Promise.all(Array.from({ length: 16 }, () => request(stack.baseUrl, 'GET', `/api/v1/customers/${created.body.id}`, { key: tenant.key })));
+    // Concurrent reads prepare the statements on several of the api's connections.
+    const before = await read();
+    expect(before.map((r) => r.status)).toEqual(Array(16).fill(200));
+    await stack.em().execute('alter table customers add column added_by_a_later_release text');
+    const after = await read();
+    expect(after.map((r) => [r.status, r.body])).toEqual(Array(16).fill([200, before[0]!.body]));
+  });
+
+  it("run on the connection of the entity manager's transaction when it has one", async () => {
+    const statement = new PreparedStatement<{ name: string }>('test-customer-names', 'select name from customers where company_id = $1 and name = $2');
+    const seen = await stack.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`insert into customers (id, company_id, created_at, updated_at, name, type) values (gen_random_uuid(), ?, now(), now(), 'Uncommitted', 'commercial')`, [
+        tenant.companyId,
+      ]);
+      return {
+        inside: await statement.rows(tx, [tenant.companyId, 'Uncommitted']),
+        outside: await statement.rows(stack.orm.em.fork(), [tenant.companyId, 'Uncommitted']),
+      };
+    });
+    expect(seen).toEqual({ inside: [{ name: 'Uncommitted' }], outside: [] });
+  });
+});
