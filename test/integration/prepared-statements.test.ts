@@ -1,7 +1,10 @@
 import { PreparedStatement } from '../../src/db/prepared-statement';
 import { createTenant, request, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
-/** The hot statements pg prepares once per connection: the admission and the record read by id. */
+/**
+ * The hot statements pg prepares once per connection: the admission and the record read by id. A stack of its own
+ * rather than a place in another suite: the first test alters a table of its database.
+ */
 describe('prepared statements', () => {
   let stack: TestStack;
   let tenant: Tenant;
