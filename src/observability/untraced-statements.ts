@@ -9,7 +9,7 @@ const TRANSACTION_CONTROL = /^(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE SAVEPOI
  * each statement's span cost the api tens of µs of CPU (a traced api kept 0.79 of an untraced one's inbound create
  * throughput with their spans, 0.89 without, side by side; docs/benchmarks.md, phase 10). Their time stays in the
  * parent span. The pg instrumentation traces only statements sent under a span (`requireParentSpan`), so these are
- * sent from the root context; while tracing is off `context.with` just calls on. Installed on each connection as
+ * sent from the root context; while tracing is off `context.with` only calls `send`. Installed on each connection as
  * the pool opens it; the prototype's `query` (which the instrumentation wraps while tracing runs) is looked up at
  * each call, so tracing started or stopped later is followed.
  */
