@@ -1,8 +1,6 @@
 import { MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type PostgreSqlDriver } from '@mikro-orm/postgresql';
-import type { Client } from 'pg';
-import { untraceTransactionControl } from '../observability/untraced-statements';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
@@ -12,14 +10,7 @@ export function ormConfig(databaseUrl: string, poolMax = 10) {
   return defineConfig({
     clientUrl: databaseUrl,
     entities: ENTITIES,
-    pool: {
-      min: 0,
-      max: poolMax,
-      afterCreate(connection: Client, done: (error: Error | null, connection: Client) => void) {
-        untraceTransactionControl(connection);
-        done(null, connection);
-      },
-    },
+    pool: { min: 0, max: poolMax },
     forceUtcTimezone: true,
     // Missing references are a programming error here, never something to load lazily behind our back.
     allowGlobalContext: false,

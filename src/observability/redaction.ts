@@ -5,7 +5,8 @@
 
 // A string literal as PostgreSQL reads it: E'…' with backslash escapes, or '…' where '' is a quote.
 const STRING_LITERAL = /\bE'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'/gi;
-const NUMBER_LITERAL = /\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b/gi;
+// Not a bind parameter's number (`$1`): that says nothing of a value.
+const NUMBER_LITERAL = /(?<!\$)\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b/gi;
 
 /**
  * A SQL statement with its string and number literals replaced by `?`. MikroORM sends values inlined in the text

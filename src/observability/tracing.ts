@@ -1,14 +1,13 @@
 import { context, propagation, trace } from '@opentelemetry/api';
-import type { InstrumentationBase } from '@opentelemetry/instrumentation';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { statementWithoutLiterals } from './redaction';
+import { traceStatements } from './statement-spans';
 
 /**
  * OpenTelemetry tracing, configured by the standard OTEL_* variables (README, "Tracing"). It is off unless
  * OTEL_TRACES_EXPORTER is `otlp`; then nothing of the SDK is loaded, and the API calls in the service's code are
- * no-ops. The entry points start it before they load pg, which the SDK patches as it is required. The request's span
- * is made by the api's middleware (src/api/middleware/request-span.ts), not by an instrumentation.
+ * no-ops. The request's span is made by the api's middleware (src/api/middleware/request-span.ts), the statements'
+ * by src/observability/statement-spans.ts, not by instrumentations (docs/decisions.md, "OpenTelemetry JS 1.x").
  */
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -50,11 +49,9 @@ export interface RunningTracing {
   spanProcessor: SpanProcessor;
   /** What made the spans: service, host and process. */
   resource: Resource;
-  /** The instrumentations the SDK registered. */
-  instrumentations: InstrumentationBase[];
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
-  /** Exports what is left, takes the instrumentations' patches off and turns the API back into no-ops. */
+  /** Exports what is left, takes the statements' patch off and turns the API back into no-ops. */
   stop(): Promise<void>;
 }
 
@@ -66,17 +63,16 @@ export function activeTracing(): RunningTracing | null {
 }
 
 /**
- * Starts the SDK: an OTLP exporter behind a batch processor, the pg instrumentation, and the sampler and
+ * Starts the SDK: an OTLP exporter behind a batch processor, spans for statements, and the sampler and
  * propagators the OTEL_* variables name (parent-based always-on, W3C trace context and baggage by default).
  */
 export async function startTracing(settings: TracingSettings): Promise<RunningTracing> {
   if (running) throw new Error('Tracing is running already');
-  const [{ NodeSDK }, { BatchSpanProcessor }, { Resource, detectResourcesSync, envDetectorSync, hostDetectorSync, processDetectorSync }, { PgInstrumentation }, { OTLPTraceExporter }] =
+  const [{ NodeSDK }, { BatchSpanProcessor }, { Resource, detectResourcesSync, envDetectorSync, hostDetectorSync, processDetectorSync }, { OTLPTraceExporter }] =
     await Promise.all([
       import('@opentelemetry/sdk-node'),
       import('@opentelemetry/sdk-trace-base'),
       import('@opentelemetry/resources'),
-      import('@opentelemetry/instrumentation-pg'),
       settings.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
     ]);
   // Made here rather than by the SDK: the workflow spans, exported through the worker's sink, carry the same one.
@@ -84,35 +80,25 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
     .merge(new Resource({ 'service.name': settings.serviceName }))
     .merge(detectResourcesSync({ detectors: [envDetectorSync, hostDetectorSync, processDetectorSync] }));
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter(settings.url ? { url: settings.url } : {}));
-  const instrumentations: InstrumentationBase[] = [
-    new PgInstrumentation({
-      // Queries outside a traced request or activity (the outbox dispatcher polling) would each start a trace.
-      requireParentSpan: true,
-      // The statement without its values; worked out only for a span that is recorded (a sampled-out one is not).
-      requestHook: (span, { query }) => {
-        if (span.isRecording()) span.setAttribute('db.statement', statementWithoutLiterals(query.text));
-      },
-    }),
-  ];
   const sdk = new NodeSDK({
     resource,
     autoDetectResources: false,
     mergeResourceWithDefaults: false,
     spanProcessors: [spanProcessor],
-    instrumentations,
+    instrumentations: [],
     // Traces only: the logs stay JSON on stdout (with trace ids), the metrics Prometheus'.
     logRecordProcessors: [],
   });
   sdk.start();
+  const untraceStatements = traceStatements();
   const started: RunningTracing = {
     spanProcessor,
     resource,
-    instrumentations,
     flush: () => spanProcessor.forceFlush(),
     async stop() {
       running = null;
       await sdk.shutdown();
-      for (const instrumentation of instrumentations) instrumentation.disable();
+      untraceStatements();
       trace.disable();
       context.disable();
       propagation.disable();

@@ -15,6 +15,8 @@ export interface ReceivedSpan {
   startTimeUnixNano: string;
   endTimeUnixNano: string;
   attributes: Record<string, unknown>;
+  /** OTLP's StatusCode: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
   events: { name: string; attributes: Record<string, unknown> }[];
   links: { traceId: string; spanId: string }[];
   /** The service.name of its resource. */
@@ -55,6 +57,7 @@ interface OtlpSpan {
   startTimeUnixNano?: string;
   endTimeUnixNano?: string;
   attributes?: KeyValue[];
+  status?: { code?: number };
   events?: { name: string; attributes?: KeyValue[] }[];
   links?: { traceId: string; spanId: string }[];
 }
@@ -84,6 +87,7 @@ function spansOf(request: ExportRequest, hexId: (id: string) => string): Receive
         startTimeUnixNano: String(span.startTimeUnixNano ?? '0'),
         endTimeUnixNano: String(span.endTimeUnixNano ?? '0'),
         attributes: attributesOf(span.attributes),
+        statusCode: span.status?.code ?? 0,
         events: (span.events ?? []).map((event) => ({ name: event.name, attributes: attributesOf(event.attributes) })),
         links: (span.links ?? []).map((link) => ({ traceId: hexId(link.traceId), spanId: hexId(link.spanId) })),
         service: String(resourceAttributes['service.name']),

@@ -22,7 +22,6 @@ import { startReceiver, testCertificate, type TestReceiver } from '../helpers/ht
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { instrumentLoadedModules } from '../helpers/tracing';
 import { addApiKey, registerEndpoint, type RegisteredEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
 
@@ -89,8 +88,6 @@ describe('tracing', () => {
     beforeAll(async () => {
       otlp = await startOtlpReceiver();
       tracing = await startTracing({ protocol, serviceName: 'tracing-test', url: otlp.url });
-      // What a service process gets from the SDK's require hooks, which jest's module registry bypasses.
-      instrumentLoadedModules(tracing.instrumentations);
       // Started after the tracing: its Temporal clients and Worker carry the tracing interceptors.
       stack = await startStack({ worker: false, dispatcher: true });
       worker = await startWorker({ config: stack.config, orm: stack.orm, logger: createLogger('silent'), workflowBundlePath: tracedBundlePath, webhookCa: testCertificate().cert });

@@ -36,6 +36,8 @@ describe('what spans may say', () => {
       `select "e0".* from "employees" as "e0" where "e0"."salary" > ? and "e0"."note" = ? limit ?`,
     );
     expect(statementWithoutLiterals(`update "outbox_events" set "data" = '{"email":"dana@example.com"}'`)).toBe(`update "outbox_events" set "data" = ?`);
+    // Bind parameters stay as they are: their numbers are positions, not values.
+    expect(statementWithoutLiterals(`select * from "projects" where "company_id" = $1 and "rank" > 7 limit $2`)).toBe(`select * from "projects" where "company_id" = $1 and "rank" > ? limit $2`);
   });
 });
 
