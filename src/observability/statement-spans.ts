@@ -9,9 +9,6 @@ const VERB = /^\s*([a-z]+)/i;
 type QueryCallback = (error: Error | null, result: unknown) => void;
 type Query = (this: Client, ...args: unknown[]) => unknown;
 
-/** Marks the patched `query`, so a second start does not wrap it twice. */
-const ORIGINAL = Symbol('statement-spans.original');
-
 /**
  * A span for each statement sent under a recorded span (a request's, an activity's), as a child of it: `pg.query:VERB
  * database`, with the statement without its values and the server it went to. Statements outside a trace (the
@@ -23,9 +20,9 @@ const ORIGINAL = Symbol('statement-spans.original');
  * Patches `pg.Client.prototype.query`, as knex and the service's own statements call it; returns what takes it off.
  */
 export function traceStatements(): () => void {
-  const prototype = Client.prototype as unknown as { query: Query & { [ORIGINAL]?: Query } };
-  const original = prototype.query[ORIGINAL] ?? prototype.query;
-  const traced: Query & { [ORIGINAL]?: Query } = function query(this: Client, ...args: unknown[]): unknown {
+  const prototype = Client.prototype as unknown as { query: Query };
+  const original = prototype.query;
+  const traced: Query = function query(this: Client, ...args: unknown[]): unknown {
     const parent = trace.getSpan(context.active());
     if (!parent?.isRecording()) return original.apply(this, args);
     const first = args[0];
@@ -65,7 +62,6 @@ export function traceStatements(): () => void {
       },
     );
   };
-  traced[ORIGINAL] = original;
   prototype.query = traced;
   return () => {
     if (prototype.query === traced) prototype.query = original;
