@@ -1,5 +1,6 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
-import type { Client, QueryResultRow } from 'pg';
+import type { Client, QueryConfig, QueryResultRow } from 'pg';
+import { UNTRACED } from '../observability/statement-spans';
 
 /**
  * A statement of a hot path (one every request runs), sent as a named prepared statement of pg: PostgreSQL parses
@@ -14,6 +15,8 @@ export class PreparedStatement<Row extends QueryResultRow> {
     /** Unique among the process's prepared statements: pg keeps each name's text per connection. */
     readonly name: string,
     readonly text: string,
+    /** False for the bookkeeping of every request (the admission): no span of its own while tracing (statement-spans.ts). */
+    private readonly traced = true,
   ) {}
 
   async rows(em: EntityManager, values: unknown[]): Promise<Row[]> {
@@ -21,7 +24,9 @@ export class PreparedStatement<Row extends QueryResultRow> {
     const client = (em.getTransactionContext<Knex.Transaction>() ?? em.getConnection().getKnex()).client;
     const connection = (await client.acquireConnection()) as Client;
     try {
-      const result = await connection.query<Row>({ name: this.name, text: this.text, values });
+      const config: QueryConfig & { [UNTRACED]?: true } = { name: this.name, text: this.text, values };
+      if (!this.traced) config[UNTRACED] = true;
+      const result = await connection.query<Row>(config);
       return result.rows;
     } finally {
       await client.releaseConnection(connection);

@@ -6,14 +6,20 @@ import { statementWithoutLiterals } from './redaction';
 const TRANSACTION_CONTROL = /^\s*(?:BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE SAVEPOINT)\b/i;
 const VERB = /^\s*([a-z]+)/i;
 
+/**
+ * On a query's config object: no span for the statement. For the bookkeeping every request does (its admission),
+ * which, like transaction control, says nothing of what the request did; its time stays in the parent span.
+ */
+export const UNTRACED = Symbol('untraced statement');
+
 type QueryCallback = (error: Error | null, result: unknown) => void;
 type Query = (this: Client, ...args: unknown[]) => unknown;
 
 /**
  * A span for each statement sent under a recorded span (a request's, an activity's), as a child of it: `pg.query:VERB
  * database`, with the statement without its values and the server it went to. Statements outside a trace (the
- * dispatcher's polling, LISTEN) and transaction control (`BEGIN`, `COMMIT`: they say nothing of what a request did)
- * get none. Made here through the OpenTelemetry API rather than by @opentelemetry/instrumentation-pg, whose hooks on
+ * dispatcher's polling, LISTEN), transaction control (`BEGIN`, `COMMIT`: they say nothing of what a request did) and
+ * statements marked UNTRACED get none. Made here through the OpenTelemetry API rather than by @opentelemetry/instrumentation-pg, whose hooks on
  * every statement cost the api more than the spans (docs/benchmarks.md, phase 10). A failed statement's span says
  * its SQLSTATE (`error.type`), not its message, which can quote the values (`Key (name)=(…) already exists`).
  *
@@ -28,7 +34,7 @@ export function traceStatements(): () => void {
     const first = args[0];
     const text = typeof first === 'string' ? first : (first as { text?: unknown } | null | undefined)?.text;
     // Submittables (cursors, streams) report through events of their own; the service sends none under a span.
-    if (typeof text !== 'string' || TRANSACTION_CONTROL.test(text) || typeof (first as { submit?: unknown }).submit === 'function') {
+    if (typeof text !== 'string' || TRANSACTION_CONTROL.test(text) || typeof (first as { submit?: unknown }).submit === 'function' || (first as { [UNTRACED]?: boolean })[UNTRACED]) {
       return original.apply(this, args);
     }
     const span = startStatementSpan(this, text);

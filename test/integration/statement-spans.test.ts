@@ -1,7 +1,8 @@
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { Client } from 'pg';
+import { Client, type QueryConfig } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { inSpan } from '../../src/observability/spans';
+import { UNTRACED } from '../../src/observability/statement-spans';
 import { type RunningTracing, startTracing } from '../../src/observability/tracing';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../helpers/otlp-receiver';
 import { createTestDatabase } from '../helpers/stack';
@@ -93,6 +94,15 @@ describe('statement spans', () => {
     });
     expect(spans.map((span) => span.attributes['db.statement'])).toEqual(['select ?']);
     expect(trace.getSpan(context.active())).toBeUndefined();
+  });
+
+  it('makes none for a statement marked untraced (the admission), prepared or not', async () => {
+    const spans = await childrenOf(async () => {
+      await db.query({ name: 'untraced-bookkeeping', text: 'select $1::int as six', values: [6], [UNTRACED]: true } as QueryConfig);
+      await db.query({ text: 'select 7', [UNTRACED]: true } as QueryConfig);
+      await db.query('select 8');
+    });
+    expect(spans.map((span) => span.attributes['db.statement'])).toEqual(['select ?']);
   });
 
   it('is taken off pg when tracing stops', async () => {

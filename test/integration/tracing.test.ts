@@ -142,10 +142,11 @@ describe('tracing', () => {
       expect(outboxInsert).toBeDefined();
       expect(ancestry(spans, outboxInsert!).at(-1)).toBe(inbound);
       expect(String(outboxInsert!.attributes['db.statement'])).not.toContain(name);
-      // Transaction control gets no span of its own, in the api or the worker; the statements between do.
+      // Transaction control and the request's admission get no span of their own; the statements between do.
       const statements = spans.map((span) => String(span.attributes['db.statement'] ?? '')).filter((statement) => statement !== '');
       expect(statements.length).toBeGreaterThan(2);
       expect(statements.filter((statement) => /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test(statement))).toEqual([]);
+      expect(statements.filter((statement) => statement.includes('admit_request('))).toEqual([]);
 
       // The delivery and its attempt name the trace; the signature verifies as ever, the new headers outside it.
       const delivery = await waitForDeliveryStatus(stack, subscriber.key, deliveryId, ['delivered']);
