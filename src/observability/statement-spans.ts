@@ -19,9 +19,10 @@ type Query = (this: Client, ...args: unknown[]) => unknown;
  * A span for each statement sent under a recorded span (a request's, an activity's), as a child of it: `pg.query:VERB
  * database`, with the statement without its values and the server it went to. Statements outside a trace (the
  * dispatcher's polling, LISTEN), transaction control (`BEGIN`, `COMMIT`: they say nothing of what a request did) and
- * statements marked UNTRACED get none. Made here through the OpenTelemetry API rather than by @opentelemetry/instrumentation-pg, whose hooks on
- * every statement cost the api more than the spans (docs/benchmarks.md, phase 10). A failed statement's span says
- * its SQLSTATE (`error.type`), not its message, which can quote the values (`Key (name)=(…) already exists`).
+ * statements marked UNTRACED get none. Made here through the OpenTelemetry API rather than by
+ * @opentelemetry/instrumentation-pg, whose hooks on every statement cost the api more than the spans
+ * (docs/benchmarks.md, phase 10). A failed statement's span says its SQLSTATE (`error.type`), not its message, which
+ * can quote the values (`Key (name)=(…) already exists`).
  *
  * Patches `pg.Client.prototype.query`, as knex and the service's own statements call it; returns what takes it off.
  */
