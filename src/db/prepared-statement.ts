@@ -15,8 +15,8 @@ export class PreparedStatement<Row extends QueryResultRow> {
     /** Unique among the process's prepared statements: pg keeps each name's text per connection. */
     readonly name: string,
     readonly text: string,
-    /** False for the bookkeeping of every request (the admission): no span of its own while tracing (statement-spans.ts). */
-    private readonly traced = true,
+    /** `traced: false` for the bookkeeping of every request (the admission): no span of its own (statement-spans.ts). */
+    private readonly options: { traced?: boolean } = {},
   ) {}
 
   async rows(em: EntityManager, values: unknown[]): Promise<Row[]> {
@@ -24,8 +24,7 @@ export class PreparedStatement<Row extends QueryResultRow> {
     const client = (em.getTransactionContext<Knex.Transaction>() ?? em.getConnection().getKnex()).client;
     const connection = (await client.acquireConnection()) as Client;
     try {
-      const config: QueryConfig & { [UNTRACED]?: true } = { name: this.name, text: this.text, values };
-      if (!this.traced) config[UNTRACED] = true;
+      const config: QueryConfig & { [UNTRACED]: boolean } = { name: this.name, text: this.text, values, [UNTRACED]: this.options.traced === false };
       const result = await connection.query<Row>(config);
       return result.rows;
     } finally {

@@ -54,7 +54,7 @@ const ADMIT_REQUEST = new PreparedStatement<{ outcome: 'revoked' | 'replayed' | 
      from admit_request($1, $2, $3::int[], $4::int[], $5, $6, $7)`,
   // Every request's bookkeeping, without a span of its own (its time is the request span's): that span was one of a
   // traced request's three or four and cost the api 3–10 % of its CPU per request (docs/benchmarks.md, phase 10).
-  false,
+  { traced: false },
 );
 
 /**
