@@ -294,11 +294,20 @@ async function tracing(servers: Servers, compiled: CompiledProject, dir: string,
       const slices = measure.rounds.map((round) => round[api]);
       return `${median(slices.map((s) => s.cpuMsPerRequest)).toFixed(2)} ms CPU/request, ${fmt(median(slices.map((s) => s.load.rps)))} req/s (medians of ${slices.length} slices)`;
     };
-    console.log(`  ${measure.work}, ms CPU/request by round (bare/off/on): ${measure.rounds.map((r) => `${r.bare.cpuMsPerRequest.toFixed(2)}/${r.off.cpuMsPerRequest.toFixed(2)}/${r.on.cpuMsPerRequest.toFixed(2)}`).join(' ')}`);
+    console.log(`  ${measure.work}, ms CPU/request by round (bare/control/off/on): ${measure.rounds.map((r) => `${r.bare.cpuMsPerRequest.toFixed(2)}/${r.control.cpuMsPerRequest.toFixed(2)}/${r.off.cpuMsPerRequest.toFixed(2)}/${r.on.cpuMsPerRequest.toFixed(2)}`).join(' ')}`);
     console.log(
       `  ${measure.work}, tracing on exported ${measure.spans} spans in ${measure.traces} traces (${(measure.spans / Math.max(1, measure.traces)).toFixed(1)} a trace): ` +
         measure.spansByName.map(([name, count]) => `${name} ${count}`).join(', '),
     );
+    const control = ratioToBare(measure, 'control');
+    record({
+      work: `10${letter}. Yardstick: a second api without any tracing setting (the same code and settings as bare): ${measure.work} | no OTEL_* variable, median of the rounds' ratios`,
+      ceiling: of('bare'),
+      service: of('control'),
+      ratio: control.toFixed(2),
+      target: '–',
+      verdict: '',
+    });
     const off = ratioToBare(measure, 'off');
     record({
       work: `10${letter}. Tracing off (OTEL_TRACES_EXPORTER=none, collector settings present): ${measure.work} | no OTEL_* variable, median of the rounds' ratios`,

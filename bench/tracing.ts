@@ -10,8 +10,10 @@ import { seedTenant } from './seed';
 import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp } from './stack';
 
 /**
- * Issue 26's benchmark: what tracing costs the api. Three api processes of the same build on the run's servers:
+ * Issue 26's benchmark: what tracing costs the api. Four api processes of the same build on the run's servers:
  * - `bare`: no OTEL_* variable at all, the service as it runs without tracing (nothing of the SDK is loaded);
+ * - `control`: a second api like bare, the yardstick of the run: how far apart two processes of the same code and
+ *   settings measure on this machine in these minutes;
  * - `off`: configured for a collector but switched off, as an operator leaves it (`OTEL_TRACES_EXPORTER=none`,
  *   with an endpoint, a protocol and a service name set);
  * - `on`: every span exported over OTLP/HTTP (protobuf, batched) to a collector stand-in that takes the exports and
@@ -19,9 +21,9 @@ import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNo
  *
  * The figure is the CPU time the api spent per request (from /proc, around each slice of load): on 2 cores shared
  * with the load driver and PostgreSQL, steadier than requests a second (also shown). For each work (the REST list,
- * the signed inbound create) the three are warmed up, then loaded in turn for short slices, round after round, the
+ * the signed inbound create) the four are warmed up, then loaded in turn for short slices, round after round, the
  * order turning each round. The machine's speed drifts by a quarter within a minute here (others' work, CPU
- * frequency), so each round compares its own slices: bare's CPU per request over off's, and over on's, as a
+ * frequency), so each round compares its own slices: bare's CPU per request over each other's, as a
  * throughput ratio (1 = as fast as bare). The verdicts take the median of the rounds' ratios.
  */
 export interface TracingSlice {
@@ -29,8 +31,8 @@ export interface TracingSlice {
   cpuMsPerRequest: number;
 }
 
-export type TracingApi = 'bare' | 'off' | 'on';
-const APIS: readonly TracingApi[] = ['bare', 'off', 'on'];
+export type TracingApi = 'bare' | 'control' | 'off' | 'on';
+const APIS: readonly TracingApi[] = ['bare', 'control', 'off', 'on'];
 
 export interface TracingMeasure {
   work: string;
@@ -98,6 +100,7 @@ export async function tracingPhase(
     const collectorSettings = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'bench-api' };
     const envOf: Record<TracingApi, Record<string, string>> = {
       bare: {},
+      control: {},
       off: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'none' },
       on: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'otlp' },
     };

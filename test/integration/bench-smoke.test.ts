@@ -23,9 +23,9 @@ describe('benchmark', () => {
     expect({ code, tail: code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, tail: '' });
 
     const table = output.slice(output.indexOf('| Work | Ceiling | Service | Ratio | Target | |'));
-    // Rows without a target (3, 5 and the timeline 6f) have no verdict; every other row has one.
+    // Rows without a target (3, 5, the timeline 6f and tracing's yardsticks) have no verdict; every other row has one.
     const rowOf = (work: string) => table.split('\n').find((line) => line.startsWith(`| ${work}`));
-    for (const work of ['3. REST create', '5. Inbound project.created', '6f. One delivery at a time']) expect(rowOf(work)).toMatch(/\| {2}\|$/);
+    for (const work of ['3. REST create', '5. Inbound project.created', '6f. One delivery at a time', '10a. Yardstick', '10b. Yardstick']) expect(rowOf(work)).toMatch(/\| {2}\|$/);
     for (const work of [
       '`npm start` to healthy',
       '1. REST list',
