@@ -32,7 +32,7 @@ export interface TracingSlice {
 }
 
 export type TracingApi = 'bare' | 'control' | 'off' | 'on';
-const APIS: readonly TracingApi[] = ['bare', 'control', 'off', 'on'];
+export const TRACING_APIS: readonly TracingApi[] = ['bare', 'control', 'off', 'on'];
 
 export interface TracingMeasure {
   work: string;
@@ -105,7 +105,7 @@ export async function tracingPhase(
       on: { ...collectorSettings, OTEL_TRACES_EXPORTER: 'otlp' },
     };
     const urls = {} as Record<TracingApi, string>;
-    for (const api of APIS) {
+    for (const api of TRACING_APIS) {
       const port = await freePort();
       const proc = startNode(`tracing-${api}-api`, compiled.entry('src/api/main.ts'), { ...common, ...envOf[api], PORT: String(port) }, { logDir: dir, profileDir: options.profileDir, as: 'start:api' });
       procs[api] = proc;
@@ -132,13 +132,13 @@ export async function tracingPhase(
       ['Inbound simple create: signed customer.created', inbound],
     ] as const) {
       // Warm-up, unmeasured: the first slices of a work ran slower (its code paths still compiling).
-      for (const api of APIS) await measure(urls[api], 2 * options.sliceSeconds);
+      for (const api of TRACING_APIS) await measure(urls[api], 2 * options.sliceSeconds);
       collector.take();
       const rounds: Record<TracingApi, TracingSlice>[] = [];
       for (let round = 0; round < options.rounds; round++) {
         const slices = {} as Record<TracingApi, TracingSlice>;
-        for (let i = 0; i < APIS.length; i++) {
-          const api = APIS[(round + i) % APIS.length]!;
+        for (let i = 0; i < TRACING_APIS.length; i++) {
+          const api = TRACING_APIS[(round + i) % TRACING_APIS.length]!;
           const proc = procs[api]!;
           const before = proc.cpuSeconds();
           const result = await measure(urls[api], options.sliceSeconds);
