@@ -8,8 +8,9 @@ import { startReceiver, testCertificate, type TestReceiver } from '../test/helpe
 import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { seedTenant } from './seed';
+import { devServerCpu } from './proc';
 import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
-import { devServerCpu, startPostgresTemporal } from './temporal-server';
+import { startPostgresTemporal } from './temporal-server';
 
 /**
  * Issue 27's production ceiling (phase 6e): phase 6's measurement (the no-op workflow ceiling, then deliveries until

@@ -40,9 +40,10 @@ function origin(url: string): string {
 
 /**
  * The summary of a V8 CPU profile (`node --cpu-prof`) during `window`: share of the busy samples by origin
- * (package or file) and the functions with the most self time. Idle time is left out.
+ * (package or file) and the functions with the most self time. Idle time is left out. Null when the profile has no
+ * busy sample in the window (its process did not run then).
  */
-export function summariseProfile(file: string, window: Window, top = 10): string {
+export function summariseProfile(file: string, window: Window, top = 10): string | null {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfTime = new Map<number, number>();
@@ -82,6 +83,7 @@ export function summariseProfile(file: string, window: Window, top = 10): string
       inclusive.set(name, (inclusive.get(name) ?? 0) + micros);
     }
   }
+  if (busy === 0) return null;
   const share = (micros: number) => `${((100 * micros) / busy).toFixed(1).padStart(5)}%`;
   const rank = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1]).slice(0, top);
   return [

@@ -12,7 +12,7 @@
  */
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'pg';
@@ -26,6 +26,7 @@ import { freePort } from '../test/helpers/ports';
 import { medianTimeline, type Timeline, TIMELINE_STEPS, timelineOf } from './delivery-timeline';
 import { DeliveryProbe, probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { deliveryListLatency, runRetention, seedOldDeliveries } from './history';
+import { deliveryCostPhase, describeDeliveryCost } from './delivery-cost';
 import { load, type LoadResult, median } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, positionAt, seedWorkOrders } from './scale';
@@ -33,10 +34,11 @@ import { rotation, seedTenant, type Tenant } from './seed';
 import { isolationPhase } from './isolation';
 import { ratioToBare, TRACING_APIS, type TracingApi, tracingPhase } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
+import { devServerCpu, devServerPids } from './proc';
 import { type CompiledProject, compileProject, type NodeProcess, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart, type StartedService } from './startup';
 import { productionCeilingPhase } from './production-ceiling';
-import { devServerCpu, HISTORY_SHARDS, installTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
+import { HISTORY_SHARDS, installTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
 import type { TaskQueues } from '../src/temporal/task-queues';
 
@@ -54,7 +56,7 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * own processes on the run's servers), without the 10 minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'tracing', 'scale-out', 'temporal-postgres'];
+const ONLY_PHASES = ['isolation', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
@@ -127,6 +129,7 @@ async function main() {
   const [servers, compiled] = await Promise.all([startServers(path.join(dir, 'servers')), compileProject()]);
   try {
     if (!ONLY) await servicePhases(servers, compiled, { dir, profileDir, started });
+    if (runs('delivery-cost')) await deliveryCost(servers, compiled, dir, profileDir);
     if (temporalServerDir) await productionCeiling(servers, compiled, dir, temporalServerDir);
     else if (runs('temporal-postgres')) console.log('6e. Production ceiling (Temporal on PostgreSQL): not run with --quick; `npm run bench -- --only temporal-postgres` runs it alone.\n');
     // Phases 10, 11 and 9 each start processes of their own, with the other phases' processes stopped.
@@ -142,9 +145,13 @@ async function main() {
 
   printTable();
   if (profileDir) {
-    for (const name of ['api', 'worker']) {
-      console.log(`\nCPU profile of the ${name} (${profileDir}/${name}.cpuprofile), by phase:`);
-      for (const window of windows) console.log(summariseProfile(path.join(profileDir, `${name}.cpuprofile`), window));
+    // Each thread of each process profiled (phases 1 to 8's api and worker, phase 12's worker), over the phases it ran in.
+    for (const file of readdirSync(profileDir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.cpuprofile'))) {
+      console.log(`\nCPU profile ${profileDir}/${file}, by phase:`);
+      for (const window of windows) {
+        const summary = summariseProfile(path.join(profileDir, file), window);
+        if (summary !== null) console.log(summary);
+      }
     }
   }
   console.log(`\nFinished in ${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.`);
@@ -279,6 +286,19 @@ async function productionCeiling(servers: Servers, compiled: CompiledProject, di
     target: '–',
     verdict: '',
   });
+}
+
+/** Phase 12 (bench/delivery-cost.ts): what one delivered event costs the worker, PostgreSQL and Temporal. */
+async function deliveryCost(servers: Servers, compiled: CompiledProject, dir: string, profileDir: string | undefined): Promise<void> {
+  const cost = await deliveryCostPhase(servers, compiled, dir, 'delivery-cost', {
+    perSecond: Number(process.env.BENCH_COST_RATE ?? 10),
+    seconds: SECONDS,
+    temporal: { address: servers.temporalAddress, cpuSeconds: () => ({}) },
+    profileDir,
+    around: (work) => profiled('12. delivery cost', work),
+  });
+  console.log(`12. Delivery cost: ${describeDeliveryCost(cost)}`);
+  for (const statement of cost.topStatements) console.log(`  ${statement.calls.toFixed(2)} × ${statement.query}`);
 }
 
 /**
@@ -626,19 +646,19 @@ async function deliveryPhase(db: Pool, temporal: TemporalClient, noopQueue: stri
 
 /** What parts of a delivery's workflow shape cost on this server (bench/temporal-variants.ts): measured proposals. */
 async function workflowShapePhase(script: string, temporalAddress: string, logDir: string): Promise<void> {
-  const variants = startNode('temporal-variants', script, { TEMPORAL_ADDRESS: temporalAddress, VARIANT_SECONDS: String(SECONDS) }, { logDir });
+  const variants = startNode('temporal-variants', script, { TEMPORAL_ADDRESS: temporalAddress, VARIANT_SECONDS: String(SECONDS), SERVER_PIDS: devServerPids().join(',') }, { logDir });
   await new Promise((resolve) => variants.child.once('exit', resolve));
   const lines = variants
     .output()
     .split('\n')
     .filter((line) => line.startsWith('{"variant"'))
-    .map((line) => JSON.parse(line) as { variant: string; perSecond: number; alone: { p50: number; p99: number; max: number } });
+    .map((line) => JSON.parse(line) as { variant: string; perSecond: number; alone: { p50: number; p99: number; max: number }; serverCpuMs: number | null });
   if (lines.length === 0) throw new Error(`temporal-variants printed nothing:\n${variants.output()}`);
   for (const line of lines) {
     record({
       work: `6d. Workflow shape: ${line.variant}`,
       ceiling: `${fmt(lines[0]!.perSecond)}/s`,
-      service: `${fmt(line.perSecond)}/s with 50 in flight; one at a time ${latency(line.alone)}`,
+      service: `${fmt(line.perSecond)}/s with 50 in flight${line.serverCpuMs === null ? '' : `, ${line.serverCpuMs.toFixed(1)} ms dev server CPU/workflow`}; one at a time ${latency(line.alone)}`,
       ratio: (line.perSecond / lines[0]!.perSecond).toFixed(2),
       target: '–',
       verdict: '',

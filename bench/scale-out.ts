@@ -8,7 +8,8 @@ import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf } from './deliveries';
 import { load, type LoadResult } from './http-load';
 import { rotation, seedTenant } from './seed';
-import { type CompiledProject, type NodeProcess, phaseEnv, procStat, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import { procStat } from './proc';
+import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
  * The scale-out benchmark: what a second worker process and a second api process add on this machine. Replicas share

@@ -10,13 +10,22 @@ import { PROJECT_ROOT } from '../src/paths';
 import { startTemporalDevServer } from '../src/temporal/dev-server';
 import { freePort } from '../test/helpers/ports';
 import { startScriptOf } from '../test/helpers/processes';
+import { devServerCpu, procStat, rssMb, treeCpuSeconds } from './proc';
 
 /** PostgreSQL and Temporal for one run: DATABASE_URL / TEMPORAL_ADDRESS when set (a database of its own on that server), else embedded ones. */
 export interface Servers {
   databaseUrl: string;
   temporalAddress: string;
+  /** CPU seconds used so far by the embedded servers' processes, by part ('PostgreSQL', 'dev server'); none of one given by URL. */
+  cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
 }
+
+/**
+ * pg_stat_statements, preloaded in the embedded PostgreSQL: the benchmark counts the statements a delivery makes
+ * (bench/delivery-cost.ts). It costs every statement a little, the ceilings' as much as the service's.
+ */
+const STATEMENT_STATISTICS = { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' };
 
 export async function startServers(dir: string): Promise<Servers> {
   const stops: (() => Promise<void>)[] = [];
@@ -25,13 +34,15 @@ export async function startServers(dir: string): Promise<Servers> {
   };
   try {
     let databaseUrl: string;
+    let postgresPid: number | null = null;
     if (process.env.DATABASE_URL) {
       databaseUrl = await createDatabase(process.env.DATABASE_URL, `bench_${randomBytes(4).toString('hex')}`);
       stops.push(() => dropDatabase(databaseUrl));
     } else {
-      const db = await startEmbeddedPostgres({ dataDir: dir, port: await freePort(), database: 'bench' });
+      const db = await startEmbeddedPostgres({ dataDir: dir, port: await freePort(), database: 'bench', settings: STATEMENT_STATISTICS });
       stops.push(db.stop);
       databaseUrl = db.url;
+      postgresPid = Number(readFileSync(path.join(db.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     if (!temporalAddress) {
@@ -46,7 +57,8 @@ export async function startServers(dir: string): Promise<Servers> {
     } finally {
       await orm.close();
     }
-    return { databaseUrl, temporalAddress, stop };
+    const cpuSeconds = () => ({ ...(postgresPid ? { PostgreSQL: treeCpuSeconds([postgresPid]) } : {}), ...devServerCpu() });
+    return { databaseUrl, temporalAddress, cpuSeconds, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -73,32 +85,6 @@ async function dropDatabase(url: string): Promise<void> {
     await admin.query(`drop database "${new URL(url).pathname.slice(1)}" with (force)`);
   } finally {
     await admin.end();
-  }
-}
-
-/** Resident set size of a process in MB, from /proc (Linux); null once it has exited. */
-export function rssMb(pid: number): number | null {
-  try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);
- * null once it has exited.
- */
-export function procStat(pid: number): { ppid: number; pgrp: number; cpuSeconds: number } | null {
-  try {
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return { ppid: Number(fields[1]), pgrp: Number(fields[2]), cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100 };
-  } catch {
-    return null;
   }
 }
 
@@ -164,7 +150,8 @@ export function startNode(
 ): NodeProcess {
   const { logDir, profileDir } = options;
   const production = options.as ? startScriptOf(options.as) : { env: {}, flags: [] };
-  const profile = [...production.flags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : [])];
+  // A folder of its own per process: each of its threads (the workflow thread too) writes a profile there, named by Node.
+  const profile = [...production.flags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(profileDir, name)] : [])];
   // Into a file, as a log collector would take it: a pipe this busy process drains late would block the
   // service's synchronous log writes and show up as its own cost.
   const logFile = path.join(logDir, `${name}.log`);
@@ -253,3 +240,4 @@ export function phaseEnv(servers: Servers, phase: string): Record<string, string
     LOG_LEVEL: 'info',
   };
 }
+

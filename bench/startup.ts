@@ -3,7 +3,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
-import { procStat, rssMb } from './stack';
+import { procStat, rssMb } from './proc';
 
 export interface StartedService {
   /** Seconds from `npm start` to GET /health answering 200. */

@@ -10,7 +10,7 @@ import { type SearchAttributePair } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time';
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,7 +22,7 @@ import { SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server';
 import { registerMissingSearchAttributes } from '../src/temporal/register-search-attributes';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import { freePort } from '../test/helpers/ports';
-import { procStat } from './stack';
+import { treeCpuSeconds } from './proc';
 
 /** The server the Temporal CLI v1.5.1 embeds (scripts/install-temporal-cli.sh); scripts/install-temporal-server.sh builds the same. */
 export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
@@ -80,53 +80,6 @@ export interface PostgresTemporal {
   /** CPU seconds used so far by the server process and by its PostgreSQL (every process of its cluster). */
   cpuSeconds(): Record<string, number>;
   stop(): Promise<void>;
-}
-
-/** CPU seconds used so far by `roots` and every process under them (/proc, Linux). */
-export function treeCpuSeconds(roots: number[]): number {
-  const children = new Map<number, number[]>();
-  const cpu = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(Number(entry));
-    if (!stat) continue;
-    cpu.set(Number(entry), stat.cpuSeconds);
-    children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), Number(entry)]);
-  }
-  let total = 0;
-  const pending = [...roots];
-  while (pending.length) {
-    const pid = pending.pop()!;
-    total += cpu.get(pid) ?? 0;
-    pending.push(...(children.get(pid) ?? []));
-  }
-  return total;
-}
-
-/** The dev servers this process started (the Temporal CLI's `server start-dev`, a child of the SDK's core in this process). */
-function devServerPids(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes('start-dev')) continue;
-    } catch {
-      continue;
-    }
-    for (let pid = Number(entry), depth = 0; pid > 1 && depth < 5; pid = procStat(pid)?.ppid ?? 0, depth++) {
-      if (pid === process.pid) {
-        pids.push(Number(entry));
-        break;
-      }
-    }
-  }
-  return pids;
-}
-
-/** CPU seconds used so far by the dev server this run started; none when the run uses TEMPORAL_ADDRESS. */
-export function devServerCpu(): Record<string, number> {
-  const pids = devServerPids();
-  return pids.length ? { 'dev server': treeCpuSeconds(pids) } : {};
 }
 
 const run = promisify(execFile);

@@ -84,7 +84,7 @@ async function startCollectorStandIn(): Promise<{ url: string; exports: () => nu
 /** The median over the rounds of bare's CPU per request over `api`'s: the share of bare's throughput per CPU second it keeps. */
 export const ratioToBare = (measure: TracingMeasure, api: TracingApi) => median(measure.rounds.map((round) => round.bare.cpuMsPerRequest / round[api].cpuMsPerRequest));
 
-/** With `options.profileDir`, each api writes a V8 CPU profile there (tracing-bare-api.cpuprofile, …). */
+/** With `options.profileDir`, each api writes its V8 CPU profiles there (in tracing-bare-api/, …). */
 export async function tracingPhase(
   servers: Servers,
   compiled: CompiledProject,

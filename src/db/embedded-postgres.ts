@@ -31,6 +31,8 @@ export interface EmbeddedPostgresOptions {
   port: number;
   database: string;
   onLog?: (line: string) => void;
+  /** Server settings besides ours, as `-c name=value` (the benchmark preloads pg_stat_statements to count statements). */
+  settings?: Record<string, string>;
 }
 
 const USER = 'postgres';
@@ -161,7 +163,7 @@ interface Cluster {
  * rather than through the package's API, which is an ES module (jest's module system, for one, cannot load it)
  * and has no option for where its binaries are.
  */
-function embeddedCluster(clusterDir: string, port: number, password: string, log: (line: string) => void): Cluster {
+function embeddedCluster(clusterDir: string, port: number, password: string, log: (line: string) => void, settings: Record<string, string> = {}): Cluster {
   const user = runningAsRoot() ? postgresUser() : null;
   const bin = user ? reachableBinaries() : path.join(platformPackageDir(), 'native/bin');
   const cwd = path.dirname(clusterDir);
@@ -187,7 +189,7 @@ function embeddedCluster(clusterDir: string, port: number, password: string, log
       }
     },
     async start() {
-      const child = spawnAs(path.join(bin, 'postgres'), ['-D', clusterDir, '-p', String(port), ...POSTGRES_FLAGS], user, cwd, log);
+      const child = spawnAs(path.join(bin, 'postgres'), ['-D', clusterDir, '-p', String(port), ...POSTGRES_FLAGS, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])], user, cwd, log);
       await new Promise<void>((resolve, reject) => {
         let output = '';
         child.stderr!.on('data', (chunk: Buffer) => {
@@ -234,7 +236,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `Embedded PostgreSQL keeps the cluster of ${dataDir} in ${clusterDir}, since the postgres user it runs as cannot enter a folder above ${dataDir}.\n`,
     );
   }
-  const pg = embeddedCluster(clusterDir, port, password, log);
+  const pg = embeddedCluster(clusterDir, port, password, log, options.settings);
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await pg.initialise();
   try {
     await pg.start();
