@@ -1,20 +1,16 @@
 import type { Config } from '../src/config';
-import type { SecretBox } from '../src/crypto/secret-box';
 import type { Orm } from '../src/db/orm';
+import type { DeliveryAttempts } from '../src/delivery/attempt';
 import type { Logger } from '../src/logger';
-import type { WorkerMetrics } from '../src/metrics';
-import type { WebhookSender } from '../src/delivery/webhook-sender';
 import type { DeliveryWorkflows } from '../src/temporal/delivery-workflows';
 
 /** What activities are built from; tests pass real instances of each. */
 export interface ActivityDeps {
   orm: Orm;
   logger: Logger;
-  secretBox: SecretBox;
-  /** The SSRF-guarded HTTPS client of outbound deliveries. */
-  sender: WebhookSender;
   webhooks: Config['webhooks'];
-  metrics: WorkerMetrics;
+  /** Delivery attempts (begun, sent through the SSRF-guarded HTTPS client, recorded); the worker waits for those handed off when it stops. */
+  deliveryAttempts: DeliveryAttempts;
   /** Asks for the re-runs of a bulk recovery's deliveries, on the worker's task queue. */
   deliveryWorkflows: DeliveryWorkflows;
   /** Where clients reach the API (PUBLIC_BASE_URL): download links in events point there. */

@@ -1,20 +1,18 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { DeliveryAttempt, type AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
-import { markFailed, resolveDeliveryAlerts } from '../src/delivery/alerts';
-import { classify, endpointNotActive, inAttemptSpan, recordEndpointHealth, takeRateSlot } from '../src/delivery/attempts';
-import { admitAttempt, allHeld, clearHold, settleAttempt, verdictOf, wakeHeld } from '../src/delivery/endpoint-admission';
-import { type HoldReason, WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
-import { currentTraceId } from '../src/observability/trace-context';
+import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
+import { markFailed } from '../src/delivery/alerts';
+import type { AttemptRequest, AttemptResult, BegunAttempt, MadeAttempt } from '../src/delivery/attempt';
+import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
+import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
-import { deliveryHeaders, signingSecrets } from '../src/delivery/delivery-headers';
-import type { WebhookResult } from '../src/delivery/webhook-sender';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
   type AttemptFailure,
   DELIVERY_RUN_REFUSED,
-  deliveryWorkflowId,
   type DeliveryRunPlan,
+  type DeliveryRunStart,
+  deliveryWorkflowId,
   describeFailure,
   type WebhookDeliveryInput,
 } from '../workflows/webhook-delivery.contract';
@@ -22,6 +20,11 @@ import type { ActivityDeps } from './deps';
 
 /** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
 const MISSING_DELIVERY_ATTEMPTS = 30;
+/**
+ * How long the first attempt's answer is awaited in the run's first workflow task, which it holds meanwhile: a slower
+ * answer is awaited by the activity awaitDeliveryAttempt instead, as every attempt to an endpoint that has been failing is.
+ */
+export const FIRST_ATTEMPT_INLINE_MS = 1_000;
 const INPUT_FIELDS = ['deliveryId', 'companyId', 'endpointId', 'eventType'] as const;
 const UUID_FIELDS = ['deliveryId', 'companyId', 'endpointId'] as const;
 
@@ -44,12 +47,6 @@ export interface SendAttemptInput {
  */
 export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number } | { heldForMs: number; reason: HoldReason };
 
-/** The input's fields that differ from the delivery's row, as "field: given ≠ stored". */
-function inputMismatches(input: WebhookDeliveryInput, delivery: WebhookDelivery): string[] {
-  const stored: WebhookDeliveryInput = { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: delivery.endpoint.id, eventType: delivery.eventType };
-  return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
-}
-
 /** What is wrong with the shape of a run's input (it may have been typed by hand); null when nothing is. */
 function inputShapeProblem(input: unknown): string | null {
   const expected = `{${INPUT_FIELDS.map((f) => `"${f}"`).join(', ')}}`;
@@ -64,168 +61,170 @@ function inputShapeProblem(input: unknown): string | null {
   return notIds.length ? `${notIds.join(', ')} must be UUIDs` : null;
 }
 
-function failureOf(attempt: DeliveryAttempt, retryAfterMs: number | null = null): AttemptFailure {
+/** The input's fields that differ from the delivery's row, as "field: given ≠ stored". */
+function inputMismatches(input: WebhookDeliveryInput, begun: BegunAttempt): string[] {
+  const stored: WebhookDeliveryInput = { deliveryId: begun.deliveryId, companyId: begun.companyId, endpointId: begun.endpointId, eventType: begun.eventType };
+  return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
+}
+
+function failureOf(attempt: MadeAttempt): AttemptFailure {
   return {
     attemptNumber: attempt.attemptNumber,
     statusCode: attempt.statusCode,
     error: attempt.error ?? 'unknown error',
-    durationMs: attempt.durationMs ?? 0,
+    durationMs: attempt.durationMs,
     responseExcerpt: attempt.responseExcerpt,
-    retryAfterMs,
+    retryAfterMs: attempt.retryAfterMs,
   };
 }
 
-/** The attempt's outcome as the workflow takes it: a result when delivered, a failed activity otherwise. */
-function settle(attempt: DeliveryAttempt, retryAfterMs: number | null = null): SendAttemptResult {
-  if (attempt.outcome === 'succeeded') return { statusCode: attempt.statusCode!, durationMs: attempt.durationMs ?? 0 };
-  const failure = failureOf(attempt, retryAfterMs);
+/**
+ * A made attempt as the workflow takes it: a result when delivered; otherwise a failed activity carrying the attempt's
+ * status code, error, duration and response excerpt (and `more` details after it), which is what the UI shows.
+ */
+function settle(attempt: MadeAttempt, ...more: unknown[]): { statusCode: number; durationMs: number } {
+  if (attempt.outcome === 'succeeded') return { statusCode: attempt.statusCode!, durationMs: attempt.durationMs };
+  const failure = failureOf(attempt);
   throw ApplicationFailure.create({
     type: attempt.outcome === 'permanent_failure' ? ATTEMPT_REJECTED : ATTEMPT_FAILED,
     message: describeFailure(failure),
-    details: [failure],
+    details: [failure, ...more],
     nonRetryable: true,
     // Expected outcomes of talking to someone else's server: not logged by the worker as its own errors.
     category: 'BENIGN',
   });
 }
 
-export function createDeliveryRunActivities({ orm, logger, secretBox, sender, webhooks, metrics, deliveryWorkflows }: ActivityDeps) {
-  /** Wakes held deliveries after the change that frees them has committed; a failure leaves them to their own timers. */
-  const wake = async (endpointId: string, deliveryIds: string[]) => {
-    if (deliveryIds.length === 0) return;
-    await wakeHeld(orm.em.fork(), deliveryWorkflows, endpointId, deliveryIds).catch((error: unknown) =>
-      logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'),
-    );
-  };
+/** An attempt's result as sendDeliveryAttempt answers it. */
+function answerOf(result: Exclude<AttemptResult, { kind: 'in_flight' }>): SendAttemptResult {
+  if (result.kind === 'throttled') return { throttledForMs: result.throttledForMs };
+  if (result.kind === 'held') return { heldForMs: result.heldForMs, reason: result.reason };
+  return settle(result.attempt);
+}
+
+export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAttempts: attempts }: ActivityDeps) {
+  /** Checks the run's input and workflow id before anything is read. */
+  function checkRun(input: WebhookDeliveryInput, workflowId: string): void {
+    const shapeProblem = inputShapeProblem(input);
+    if (shapeProblem) throw refuse(shapeProblem);
+    if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
+      throw refuse(`The workflow id ${workflowId} does not name delivery ${input.deliveryId} (expected ${deliveryWorkflowId(input.deliveryId)})`);
+    }
+  }
+
+  /**
+   * The delivery as begun for the run: a missing one is waited for a while (a run started by hand before its delivery
+   * was written), one that differs from the input or was delivered already is refused.
+   */
+  function checkBegun(input: WebhookDeliveryInput, begun: BegunAttempt | null): BegunAttempt {
+    if (!begun) {
+      const message = `Delivery ${input.deliveryId} does not exist`;
+      if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw refuse(message);
+      throw new Error(`${message} (yet)`);
+    }
+    const mismatches = inputMismatches(input, begun);
+    if (mismatches.length) throw refuse(`The input does not match delivery ${begun.deliveryId} in the database: ${mismatches.join('; ')}`);
+    if (begun.status === 'delivered') throw refuse(`Delivery ${begun.deliveryId} was delivered at ${begun.deliveredAt?.toISOString()}; there is nothing to re-run`);
+    return begun;
+  }
+
+  /** The run's plan from what is recorded: the whole schedule, one attempt of a re-run, waiting for a re-run, or a test send. */
+  function planOf(begun: BegunAttempt, runAttempt: number): DeliveryRunPlan {
+    const { last } = begun;
+    return {
+      mode: begun.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule',
+      nextAttemptNumber: begun.attemptNumber,
+      retryDelaysMs: webhooks.retryDelaysMs,
+      longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
+      rerunWaitMs: webhooks.rerunWaitMs,
+      endpointHost: new URL(begun.endpoint.url).hostname,
+      eventId: begun.eventId,
+      lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf({ ...last, durationMs: last.durationMs ?? 0, retryAfterMs: null, outcome: last.outcome }) : null,
+      hold: null,
+    };
+  }
 
   return {
     /**
-     * Checks the run's input against the database (a run started by hand with another delivery's fields is refused)
-     * and plans the run from what is recorded: the whole schedule for a delivery not yet attempted, one attempt
-     * numbered after the recorded ones for a re-run, or waiting for a re-run after a failed run. With `admit`, also
-     * asks the endpoint to admit the first attempt (src/delivery/endpoint-admission.ts), so that a delivery its
-     * endpoint holds waits from its first workflow task: the run's plan is a local activity, and a burst behind a
-     * dead endpoint costs the server one workflow task per delivery instead of three and two activity tasks.
+     * The run's first workflow task, as a local activity: checks the input against the database (a run started by hand
+     * with another delivery's fields is refused), plans the run from what is recorded, and makes its first attempt
+     * there and then when its endpoint lets it through and has not been failing (src/delivery/attempt.ts: two
+     * statements and the request). A delivered attempt closes the run in that task; a failed one fails this local
+     * activity as sendDeliveryAttempt would, with the plan after the attempt's details. An answer slower than
+     * FIRST_ATTEMPT_INLINE_MS is handed off to awaitDeliveryAttempt, so a hanging endpoint holds the task that long at most.
      */
-    async beginDeliveryRun({ input, workflowId, runAttempt, admit = false }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number; admit?: boolean }): Promise<DeliveryRunPlan> {
-      const shapeProblem = inputShapeProblem(input);
-      if (shapeProblem) throw refuse(shapeProblem);
-      if (workflowId !== deliveryWorkflowId(input.deliveryId)) {
-        throw refuse(`The workflow id ${workflowId} does not name delivery ${input.deliveryId} (expected ${deliveryWorkflowId(input.deliveryId)})`);
+    async makeFirstAttempt({ input, workflowId, runAttempt }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number }): Promise<DeliveryRunStart> {
+      checkRun(input, workflowId);
+      // A run after a failed one only waits for a re-run: nothing is asked of the endpoint.
+      const attempting = runAttempt === 1;
+      const begun = checkBegun(
+        input,
+        await attempts.begin(input.deliveryId, { attemptNumber: null, trigger: 'automatic', takeRateSlot: attempting, admit: attempting, markInProgress: false, expected: input }),
+      );
+      const plan = planOf(begun, runAttempt);
+      if (plan.mode === 'await_rerun') return { plan, first: { kind: 'none' } };
+      const { admission } = begun;
+      if (admission?.kind === 'throttled') return { plan, first: admission };
+      if (admission?.kind === 'held') return { plan, first: admission };
+      // A test send goes out whatever the endpoint's state: it is how a subscriber checks a fixed endpoint.
+      if (begun.endpoint.status === 'active' && !begun.isTest && (begun.endpoint.failing || begun.endpoint.circuitState !== 'closed')) {
+        return { plan, first: { kind: 'admitted' } };
       }
-      const em = orm.em.fork();
-      const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
-      // The dispatcher starts workflows just before it commits the rows: retry for a while, then give up.
-      if (!delivery) {
-        const message = `Delivery ${input.deliveryId} does not exist`;
-        if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw refuse(message);
-        throw new Error(`${message} (yet)`);
-      }
-      const mismatches = inputMismatches(input, delivery);
-      if (mismatches.length) throw refuse(`The input does not match delivery ${delivery.id} in the database: ${mismatches.join('; ')}`);
-      if (delivery.status === 'delivered') throw refuse(`Delivery ${delivery.id} was delivered at ${delivery.deliveredAt?.toISOString()}; there is nothing to re-run`);
-
-      const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
-      const mode: DeliveryRunPlan['mode'] = delivery.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule';
-      const endpoint = delivery.endpoint.getEntity();
-      const admission = admit && (mode === 'schedule' || mode === 'rerun') && endpoint.status === 'active' ? await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id) : null;
-      return {
-        mode,
-        nextAttemptNumber: last ? last.attemptNumber + 1 : 0,
-        retryDelaysMs: webhooks.retryDelaysMs,
-        longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
-        rerunWaitMs: webhooks.rerunWaitMs,
-        endpointHost: new URL(endpoint.url).hostname,
-        eventId: delivery.event?.id ?? null,
-        lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(last) : null,
-        hold: admission && !admission.admitted ? { heldForMs: admission.retryInMs, reason: admission.reason } : null,
-        admitted: admission?.admitted === true,
+      const request: AttemptRequest = {
+        deliveryId: input.deliveryId,
+        attemptNumber: begun.attemptNumber,
+        trigger: plan.mode === 'test' ? 'test' : plan.mode === 'rerun' ? 'manual' : 'automatic',
+        nextAttemptInMs: plan.mode === 'schedule' ? (plan.retryDelaysMs[0] ?? null) : null,
       };
+      const result = await attempts.make(begun, request, { handOffAfterMs: FIRST_ATTEMPT_INLINE_MS });
+      if (result.kind === 'in_flight') return { plan, first: result };
+      if (result.kind !== 'made') return { plan, first: result };
+      const delivered = settle(result.attempt, plan);
+      return { plan, first: { kind: 'delivered', ...delivered } };
     },
 
     /**
-     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber`. A 2xx returns; anything
-     * else fails the activity for good with the attempt's status code, error, duration and response excerpt. The
-     * record of a finished attempt is never rewritten: a retry of this activity after the attempt finished
-     * answers from it; one after a crash mid-attempt (record still in progress) sends again and finishes it.
+     * Checks the run's input against the database and plans the run from what is recorded; with `admit`, also asks the
+     * endpoint to admit the first attempt. The first task of runs started before makeFirstAttempt.
+     */
+    async beginDeliveryRun({ input, workflowId, runAttempt, admit = false }: { input: WebhookDeliveryInput; workflowId: string; runAttempt: number; admit?: boolean }): Promise<DeliveryRunPlan> {
+      checkRun(input, workflowId);
+      const asking = admit && runAttempt === 1;
+      const begun = checkBegun(input, await attempts.begin(input.deliveryId, { attemptNumber: null, trigger: 'automatic', takeRateSlot: false, admit: asking, markInProgress: false, expected: input }));
+      const plan = planOf(begun, runAttempt);
+      const held = begun.admission?.kind === 'held' ? begun.admission : null;
+      return { ...plan, hold: held && { heldForMs: held.heldForMs, reason: held.reason }, admitted: begun.admission?.kind === 'admitted' };
+    },
+
+    /**
+     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber` (src/delivery/attempt.ts). A
+     * 2xx returns; anything else fails the activity for good with the attempt's status code, error, duration and
+     * response excerpt. The record of a finished attempt is never rewritten: a retry of this activity after the attempt
+     * finished answers from it; one after a crash mid-attempt (record still in progress) sends again and finishes it.
      */
     async sendDeliveryAttempt(input: SendAttemptInput): Promise<SendAttemptResult> {
-      const em = orm.em.fork();
-      const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
-      const existing = await em.findOne(DeliveryAttempt, { delivery, attemptNumber: input.attemptNumber });
-      if (existing && existing.outcome !== 'in_progress') return settle(existing);
-      const endpoint = delivery.endpoint.getEntity();
-      if (endpoint.status === 'active' && !existing) {
-        const throttledForMs = await takeRateSlot(em, endpoint);
-        if (throttledForMs !== null) return { throttledForMs };
-      }
-      // A test send is how a subscriber checks a fixed endpoint: it goes out even past an open breaker.
-      if (endpoint.status === 'active' && !delivery.isTest) {
-        // A retry of this activity (its worker died) asks again, which renews the slot's lease; asking with the slot
-        // held admits, so the first try skips the transaction.
-        if (!(input.admitted && !existing && Context.current().info.attempt === 1)) {
-          const admission = await admitAttempt(em, webhooks.admission, endpoint.id, delivery.id);
-          if (!admission.admitted) return { heldForMs: admission.retryInMs, reason: admission.reason };
-        }
-      } else {
-        await clearHold(em, delivery.id);
-      }
+      // A retry of this activity (its worker died) asks again, which renews the slot's lease; asking with the slot held admits.
+      const admit = !(input.admitted && Context.current().info.attempt === 1);
+      const begun = await attempts.begin(input.deliveryId, { attemptNumber: input.attemptNumber, trigger: input.trigger, takeRateSlot: true, admit, markInProgress: true });
+      if (!begun) throw new Error(`Delivery ${input.deliveryId} does not exist`);
+      const result = await attempts.make(begun, input, { onProgress: () => Context.current().heartbeat() });
+      if (result.kind === 'in_flight') throw new Error('an attempt made without a hand-off was handed off');
+      return answerOf(result);
+    },
 
-      const attempt =
-        existing ??
-        em.create(DeliveryAttempt, { company: delivery.company, delivery, attemptNumber: input.attemptNumber, trigger: input.trigger, traceId: currentTraceId() });
-      Object.assign(delivery, { status: delivery.status === 'pending' ? 'pending' : 'retrying', nextAttemptAt: null });
-      // Visible as in progress while the request is out.
-      await em.flush();
-
-      const endpointHost = new URL(endpoint.url).hostname;
-      const result: WebhookResult =
-        endpoint.status === 'active'
-          ? await inAttemptSpan(
-              { companyId: delivery.company.id, deliveryId: delivery.id, endpointId: endpoint.id, endpointHost, eventType: delivery.eventType, attemptNumber: input.attemptNumber, trigger: input.trigger },
-              () =>
-                sender.send({
-                  url: endpoint.url,
-                  body: delivery.payload,
-                  headers: deliveryHeaders(signingSecrets(endpoint, secretBox), delivery, input.attemptNumber),
-                  onProgress: () => Context.current().heartbeat(),
-                }),
-            )
-          : endpointNotActive(endpoint);
-      // 429 asks to come back later, unlike other 4xx (rules 6.3); 410 says the endpoint is gone for good.
-      const outcome = result.statusCode === 429 ? 'retryable_failure' : classify(result);
-      const now = new Date();
-      Object.assign(attempt, { outcome, statusCode: result.statusCode, durationMs: Math.round(result.durationMs), error: result.error, responseExcerpt: result.responseExcerpt, finishedAt: now });
-      Object.assign(delivery, {
-        attemptCount: Math.max(delivery.attemptCount, input.attemptNumber + 1),
-        lastAttemptAt: now,
-        lastStatusCode: result.statusCode,
-        lastError: result.error,
-        nextAttemptAt: outcome === 'retryable_failure' && input.nextAttemptInMs !== null ? new Date(now.getTime() + input.nextAttemptInMs) : null,
-      });
-      if (outcome === 'succeeded') {
-        Object.assign(delivery, { status: 'delivered', deliveredAt: now, failedAt: null });
-      } else if (outcome === 'retryable_failure' && input.nextAttemptInMs !== null) {
-        delivery.status = 'retrying';
-      }
-      const { transition, wake: toWake } = await em.transactional(async (tx) => {
-        await tx.flush();
-        const disabled = await recordEndpointHealth(tx, endpoint, outcome === 'succeeded', result, webhooks.disableAfterMs, logger);
-        if (outcome === 'succeeded') await resolveDeliveryAlerts(tx, delivery.id);
-        if (endpoint.status !== 'active') return { transition: null, wake: [] };
-        const settlement = await settleAttempt(tx, webhooks.admission, endpoint.id, { deliveryId: delivery.id, attemptNumber: input.attemptNumber }, verdictOf(result));
-        // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
-        return disabled ? { ...settlement, wake: await allHeld(tx, endpoint.id) } : settlement;
-      });
-      await wake(endpoint.id, toWake);
-      if (transition) {
-        metrics.circuitTransitions.inc({ to: transition === 'closed' ? 'closed' : 'open' });
-        logger.info({ endpointId: endpoint.id, companyId: delivery.company.id, circuit: transition, lastError: result.error }, `circuit breaker of endpoint ${endpoint.id} ${transition}`);
-      }
-      if (endpoint.status === 'active' || result.durationMs > 0) {
-        metrics.attemptDuration.observe({ endpoint_host: endpointHost, outcome }, result.durationMs / 1000);
-      }
-      return settle(attempt, result.retryAfterMs);
+    /**
+     * The answer of the first attempt, handed off by makeFirstAttempt: awaited in the worker making it, or read from its
+     * record. When no worker is making it any more (it stopped mid-attempt), the attempt is made again here.
+     */
+    async awaitDeliveryAttempt(input: AttemptRequest): Promise<SendAttemptResult> {
+      const heartbeat = () => Context.current().heartbeat();
+      const made = await attempts.awaitOutcome(input.deliveryId, input.attemptNumber, heartbeat);
+      if (made) return settle(made);
+      const begun = await attempts.begin(input.deliveryId, { attemptNumber: input.attemptNumber, trigger: input.trigger, takeRateSlot: false, admit: true, markInProgress: true });
+      if (!begun) throw new Error(`Delivery ${input.deliveryId} does not exist`);
+      const result = await attempts.make(begun, input, { onProgress: heartbeat });
+      if (result.kind === 'in_flight') throw new Error('an attempt made without a hand-off was handed off');
+      return answerOf(result);
     },
 
     /** The delivery used up its attempts: failed, with an alert unless it was a test send. */

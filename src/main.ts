@@ -84,11 +84,10 @@ async function main() {
       import('./api/server.js'),
       import('./delivery/outbox-dispatcher.js'),
       import('./temporal/connection.js'),
-      import('./temporal/temporal-delivery-workflows.js'),
       import('./temporal/retention-schedule.js'),
     ]);
     await allStarted([...servers, code]);
-    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { temporalDeliveryWorkflows }, { ensureRetentionSchedule }] =
+    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }] =
       await code;
 
     const config = loadConfig(env);
@@ -103,15 +102,17 @@ async function main() {
     const worker = startWorker({ config, orm, logger }).then((w) => {
       started.worker = () => w.close();
       workerMetricsPort = w.metricsPort;
+      return w;
     });
     const front = (async () => {
       const temporal = await connectTemporalClient(config.temporal);
       started.client = () => temporal.connection.close();
-      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
-      started.dispatcher = () => dispatcher.stop();
-      await ensureRetentionSchedule(temporal, config);
       const api = await startApi({ config, orm, temporal, logger });
       started.api = () => api.close();
+      // On the worker's connection: its starts hand their first workflow task to the worker (eager start).
+      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: (await worker).deliveryWorkflows, logger });
+      started.dispatcher = () => dispatcher.stop();
+      await ensureRetentionSchedule(temporal, config);
     })();
     const running = allStarted([worker, front]);
     await running.finally(() => {

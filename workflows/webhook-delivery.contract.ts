@@ -27,6 +27,18 @@ export interface WebhookDeliveryInput {
   eventType: string;
 }
 
+/**
+ * The run's second argument, given by the service's starts (src/temporal/temporal-delivery-workflows.ts): this run makes
+ * its first attempt in its first workflow task. Said at the start rather than with a patch marker, whose
+ * TemporalChangeVersion search attribute costs the server a visibility write per run; runs started before it (and by
+ * hand without it) are told apart by their markers.
+ */
+export interface WebhookDeliveryStart {
+  firstAttemptInFirstTask: true;
+}
+
+export const WEBHOOK_DELIVERY_START: WebhookDeliveryStart = { firstAttemptInFirstTask: true };
+
 export interface WebhookDeliveryResult {
   status: 'delivered';
   /** Attempts made by then, this run's and earlier runs'. */
@@ -84,6 +96,27 @@ export interface DeliveryRunPlan {
    * plans made before it was recorded.
    */
   admitted?: boolean;
+}
+
+/**
+ * How the run's first workflow task left its first attempt (makeFirstAttempt, a local activity that plans the run and
+ * makes the attempt when its endpoint answers promptly): delivered; made and still awaiting its answer (handed off to
+ * the activity awaitDeliveryAttempt); admitted, to be made by sendDeliveryAttempt (its endpoint has been failing, so
+ * the attempt does not hold the run's workflow task while it may hang); held or throttled by the endpoint; or not
+ * begun (a run waiting for a re-run). An attempt that failed fails the local activity, as sendDeliveryAttempt does,
+ * with the plan as its failure's second detail.
+ */
+export type FirstAttempt =
+  | { kind: 'delivered'; statusCode: number; durationMs: number }
+  | { kind: 'in_flight' }
+  | { kind: 'admitted' }
+  | { kind: 'held'; heldForMs: number; reason: HoldReason }
+  | { kind: 'throttled'; throttledForMs: number }
+  | { kind: 'none' };
+
+export interface DeliveryRunStart {
+  plan: DeliveryRunPlan;
+  first: FirstAttempt;
 }
 
 /** The wait before the next attempt: the schedule's, or longer when the receiver asks, but never past the longest one. */

@@ -28,6 +28,7 @@ import {
   checkRerunRequest,
   type DeliveryRunPlan,
   DELIVERY_FAILED,
+  type FirstAttempt,
   describeFailure,
   endpointReadySignal,
   RERUN_UPDATE_DESCRIPTION,
@@ -36,6 +37,7 @@ import {
   waitBeforeNextAttempt,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
+  type WebhookDeliveryStart,
 } from './webhook-delivery.contract';
 
 const deliveries = proxyActivities<DeliveryRunActivities>({
@@ -49,8 +51,10 @@ const deliveries = proxyActivities<DeliveryRunActivities>({
 });
 
 /**
- * The plan as a local activity: read in the run's first workflow task instead of an activity task of its own. Its
- * first retry is soon, for a run that begins before the dispatcher's transaction has committed its delivery.
+ * The plan, and with it the first attempt, as a local activity: run in the run's first workflow task instead of an
+ * activity task of its own, so a delivery whose endpoint answers at once is one workflow task. Its first retry is soon,
+ * for a run started by hand before its delivery was written. Waits longer than the run's workflow task may last are
+ * not its to make (FIRST_ATTEMPT_INLINE_MS in activities/webhook-delivery.ts).
  */
 const planning = proxyLocalActivities<DeliveryRunActivities>({
   startToCloseTimeout: '30 seconds',
@@ -58,9 +62,12 @@ const planning = proxyLocalActivities<DeliveryRunActivities>({
 });
 
 /**
- * Runs started before this change replay the plan as an activity and set every search attribute again; newer ones
- * plan locally, with the first attempt's admission, and set only what differs from the start's.
+ * Runs started before the first attempt moved into the first workflow task: those of LOCAL_PLAN_PATCH plan locally, with
+ * the first attempt's admission, and set only the search attributes that differ from the start's; older ones replay the
+ * plan as an activity and set every search attribute again. Runs started without WebhookDeliveryStart (by hand) record
+ * FIRST_ATTEMPT_PATCH alone.
  */
+const FIRST_ATTEMPT_PATCH = 'first-attempt-in-first-task';
 const LOCAL_PLAN_PATCH = 'local-plan-with-admission';
 
 type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | { delivered: false; failure: AttemptFailure; permanent: boolean };
@@ -79,7 +86,7 @@ const HELD_BECAUSE: Record<HoldReason, string> = {
  * starts a run that stays open waiting for a re-run (the "rerun" update). A run started for a delivery already
  * attempted (a re-run) makes one attempt, numbered after the recorded ones: attempt records are never rewritten.
  */
-export async function webhookDelivery(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+export async function webhookDelivery(input: WebhookDeliveryInput, start?: WebhookDeliveryStart): Promise<WebhookDeliveryResult> {
   const info = workflowInfo();
   // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
   let requested = 0;
@@ -114,7 +121,9 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     setCurrentDetails(`${currentDetails}\n\nIgnored the signal "${name}": this workflow takes no signals. ${UPDATE_HINT}`);
   });
 
-  const lean = patched(LOCAL_PLAN_PATCH);
+  // Runs started by the service say so; others (begun before it, or by hand) by their markers.
+  const inline = start?.firstAttemptInFirstTask === true || patched(FIRST_ATTEMPT_PATCH);
+  const lean = inline || patched(LOCAL_PLAN_PATCH);
   /** Sets the search attributes given, leaving out (in a lean run) those that already have their value. */
   const setSearchAttributes = (pairs: { key: typeof DELIVERY_STATUS; value: string | null }[]) => {
     const current = workflowInfo().typedSearchAttributes;
@@ -131,24 +140,33 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   let lastFailure: AttemptFailure | null = null;
 
   /**
-   * Makes the next attempt; `held`: the endpoint held it already (the plan asked), so it waits before asking;
-   * `admitted`: the plan's admission let it through, so its first try does not ask again.
+   * Makes the next attempt, starting from what the run's first task left of it (`first`): made already, in flight (its
+   * answer awaited by an activity), admitted (its slot taken: the first try does not ask again), held (it waits before
+   * asking) or throttled; by default, nothing.
    */
-  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null, admitted = false): Promise<AttemptOutcome> {
+  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, first: FirstTry = { kind: 'none' }): Promise<AttemptOutcome> {
     const number = attemptNumber++;
     attemptInFlight = true;
     try {
-      if (held) await holdAttempt(number, held.reason, held.heldForMs);
+      if (first.kind === 'made') return first.outcome;
+      if (first.kind === 'held') await holdAttempt(number, first.reason, first.heldForMs);
+      if (first.kind === 'throttled') await sleep(first.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
+      let admitted = first.kind === 'admitted';
+      let inFlight = first.kind === 'in_flight';
       for (;;) {
         // Cleared before asking, not after a hold begins: a wake-up sent while the activity that held this attempt was
         // still answering must not be lost.
         endpointReady = false;
         try {
-          const sent = await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
-            { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs, ...(admitted ? { admitted } : {}) },
-          ]);
+          const request = { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs };
+          const sent = inFlight
+            ? await deliveries.awaitDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1}: awaiting the endpoint's answer` }, [request])
+            : await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
+                { ...request, ...(admitted ? { admitted } : {}) },
+              ]);
           // After a throttle or a hold the slot may have gone: the next try asks.
           admitted = false;
+          inFlight = false;
           if ('throttledForMs' in sent) {
             // The endpoint's own rate limit: wait for its next slot; the attempt has not been made.
             await sleep(sent.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
@@ -210,9 +228,9 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   }
 
   /** Makes the attempt a re-run asked for, and answers the requests it serves. */
-  async function manualAttempt(nextAttemptInMs: number | null, held: DeliveryRunPlan['hold'] = null, admitted = false): Promise<AttemptOutcome> {
+  async function manualAttempt(nextAttemptInMs: number | null, first?: FirstTry): Promise<AttemptOutcome> {
     const serving = requested;
-    const outcome = await attempt('manual', nextAttemptInMs, held, admitted);
+    const outcome = await attempt('manual', nextAttemptInMs, first);
     answerReruns(outcome, serving);
     return outcome;
   }
@@ -232,7 +250,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
 
   try {
     const begin = { input, workflowId: info.workflowId, runAttempt: info.attempt };
-    const plan = lean ? await planning.beginDeliveryRun({ ...begin, admit: true }) : { ...(await deliveries.beginDeliveryRun(begin)), hold: null };
+    const { plan, first } = inline ? await beginWithFirstAttempt(begin) : await beginAsBefore(begin, lean);
     // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
     setSearchAttributes([
       { key: COMPANY_ID, value: input.companyId },
@@ -245,7 +263,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     lastFailure = plan.lastFailure;
 
     if (plan.mode === 'test') {
-      const outcome = await attempt('test', null);
+      const outcome = await attempt('test', null, first);
       if (outcome.delivered) return await delivered(outcome);
       lastFailure = outcome.failure;
       await recordFailed();
@@ -255,8 +273,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
     if (plan.mode !== 'await_rerun') {
       const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
       show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
-      const admitted = plan.admitted === true;
-      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, plan.hold, admitted) : await manualAttempt(null, plan.hold, admitted);
+      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, first) : await manualAttempt(null, first);
       for (let i = 0; ; i++) {
         if (outcome.delivered) return await delivered(outcome);
         lastFailure = outcome.failure;
@@ -303,10 +320,42 @@ export async function webhookDelivery(input: WebhookDeliveryInput): Promise<Webh
   }
 }
 
-/** The failure of an attempt that was made and failed (not an outage of ours), with what it carries. */
-function attemptFailureOf(error: unknown): { type: string; details: AttemptFailure } | null {
-  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return null;
-  const { type, details } = error.cause;
+/** What the run's first task left of its first attempt, with a made one's outcome. */
+type FirstTry = Exclude<FirstAttempt, { kind: 'delivered' }> | { kind: 'made'; outcome: AttemptOutcome };
+
+type RunBegin = { input: WebhookDeliveryInput; workflowId: string; runAttempt: number };
+
+/**
+ * The plan and the first attempt, in the run's first workflow task (makeFirstAttempt). A first attempt that failed
+ * fails the local activity with the attempt's details, then the plan.
+ */
+async function beginWithFirstAttempt(begin: RunBegin): Promise<{ plan: DeliveryRunPlan; first: FirstTry }> {
+  try {
+    const { plan, first } = await planning.makeFirstAttempt.executeWithOptions({ summary: 'Plan the run, and make the first attempt if the endpoint answers at once' }, [begin]);
+    if (first.kind === 'delivered') return { plan, first: { kind: 'made', outcome: { delivered: true, statusCode: first.statusCode, durationMs: first.durationMs } } };
+    return { plan, first };
+  } catch (error) {
+    const failure = attemptFailureOf(error);
+    if (!failure?.plan) throw error;
+    return { plan: failure.plan, first: { kind: 'made', outcome: { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED } } };
+  }
+}
+
+/** The plan of runs started before FIRST_ATTEMPT_PATCH: a local activity with the first attempt's admission, or an activity. */
+async function beginAsBefore(begin: RunBegin, lean: boolean): Promise<{ plan: DeliveryRunPlan; first: FirstTry }> {
+  const plan = lean ? await planning.beginDeliveryRun({ ...begin, admit: true }) : { ...(await deliveries.beginDeliveryRun(begin)), hold: null };
+  const first: FirstTry = plan.hold ? { kind: 'held', ...plan.hold } : plan.admitted === true ? { kind: 'admitted' } : { kind: 'none' };
+  return { plan, first };
+}
+
+/**
+ * The failure of an attempt that was made and failed (not an outage of ours), with what it carries: an activity's
+ * failure has it as its cause; a local activity's is it.
+ */
+function attemptFailureOf(error: unknown): { type: string; details: AttemptFailure; plan: DeliveryRunPlan | null } | null {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if (!(failure instanceof ApplicationFailure)) return null;
+  const { type, details } = failure;
   if ((type !== ATTEMPT_FAILED && type !== ATTEMPT_REJECTED) || !details?.[0]) return null;
-  return { type, details: details[0] as AttemptFailure };
+  return { type, details: details[0] as AttemptFailure, plan: (details[1] as DeliveryRunPlan | undefined) ?? null };
 }

@@ -3,6 +3,7 @@ import { Client as PgClient } from 'pg';
 import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
+import { PreparedStatement } from '../db/prepared-statement';
 import { isSubscribed } from './subscriptions';
 import type { PayloadShape } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
@@ -17,6 +18,72 @@ const BATCH_SIZE = 100;
 /** Events of one company in one batch at most: a company's burst cannot keep another's events waiting behind it. */
 const EVENTS_PER_COMPANY = 20;
 const STARTS_IN_PARALLEL = 16;
+/**
+ * How long a dispatcher holds the events it claimed while it writes their deliveries and starts their runs: past it,
+ * another dispatcher takes them (this one died), writes the same deliveries (kept, as their ids are derived) and finds
+ * their runs started.
+ */
+const CLAIM_SECONDS = 30;
+
+/**
+ * Claims the next batch in one statement: each company with waiting events (found by a loose index scan), its oldest
+ * EVENTS_PER_COMPANY, taken in turns (every company's first event, then every company's second, and so on; a company's
+ * events stay in order), skipping those another dispatcher holds; with the claimed events, their companies' active
+ * endpoints and (when $5) each company's deliveries waiting in Temporal's queue (started within the last two minutes,
+ * an older one's run is gone or the workers are down, and not yet begun: neither held, admitted nor attempted).
+ */
+const CLAIM = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
+  'claim_outbox_events',
+  `with recursive companies(company_id) as (
+     (select company_id from outbox_events where dispatched_at is null order by company_id limit 1)
+     union all
+     select (select o.company_id from outbox_events o where o.dispatched_at is null and o.company_id > c.company_id order by o.company_id limit 1)
+       from companies c where c.company_id is not null
+   ), turns as (
+     select waiting.id, row_number() over (partition by c.company_id order by waiting.created_at, waiting.id) as turn
+       from companies c
+       cross join lateral (
+         select o.id, o.created_at from outbox_events o
+          where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
+          order by o.created_at, o.id limit $1
+       ) waiting
+      where c.company_id <> all($2::uuid[])
+   ), picked as (
+     select o.id from outbox_events o join turns t on t.id = o.id
+      where o.dispatched_at is null and (o.claimed_until is null or o.claimed_until < now())
+      order by t.turn, o.created_at, o.id limit $3 for update of o skip locked
+   ), claimed as (
+     update outbox_events o set claimed_until = now() + $4 * interval '1 second' from picked where o.id = picked.id
+     returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
+   )
+   select
+     (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as events,
+     (select coalesce(json_agg(e), '[]') from (
+        select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
+         where status = 'active' and company_id in (select company_id from claimed)) e) as endpoints,
+     (select coalesce(json_agg(q), '[]') from (
+        select d.company_id, count(*)::int as queued from webhook_deliveries d
+         where $5 and d.company_id in (select company_id from claimed)
+           and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
+           and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
+           and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
+         group by d.company_id) q) as queued`,
+);
+
+/**
+ * Writes deliveries ($1, a JSON array) and lets go of the claimed events not taken ($2), in one statement. A
+ * microsecond apart in event order: an endpoint's deliveries are ordered by created_at (held ones are let through
+ * oldest first), and one statement's now() would leave a batch's in the random order of their ids.
+ */
+const WRITE_DELIVERIES = new PreparedStatement(
+  'write_outbox_deliveries',
+  `with let_go as (update outbox_events set claimed_until = null where id = any($2::uuid[]))
+   insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, created_at, updated_at)
+   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now() + (d.n - 1) * interval '1 microsecond', now()
+     from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text))
+          with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, n)
+   on conflict (event_id, endpoint_id) do nothing`,
+);
 
 export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
 
@@ -100,63 +167,52 @@ export class OutboxDispatcher {
 
   /** Dispatches one batch of undispatched events; returns how many were dispatched. */
   async dispatchBatch(): Promise<number> {
-    const em = this.options.orm.em.fork() as EntityManager;
-    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
-    return em.transactional(async (tx) => {
-      // Each company with waiting events (found by a loose index scan), its oldest EVENTS_PER_COMPANY, taken in turns:
-      // every company's first event, then every company's second, and so on. A company's events stay in order.
-      const events = await tx.execute<EventRow[]>(
-        `with recursive companies(company_id) as (
-           (select company_id from outbox_events where dispatched_at is null order by company_id limit 1)
-           union all
-           select (select o.company_id from outbox_events o where o.dispatched_at is null and o.company_id > c.company_id order by o.company_id limit 1)
-             from companies c where c.company_id is not null
-         ), turns as (
-           select waiting.id, row_number() over (partition by c.company_id order by waiting.created_at, waiting.id) as turn
-             from companies c
-             cross join lateral (
-               select o.id, o.created_at from outbox_events o
-                where o.dispatched_at is null and o.company_id = c.company_id
-                order by o.created_at, o.id limit ?
-             ) waiting
-            where c.company_id <> all(?::uuid[])
-         )
-         select o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
-           from outbox_events o join turns t on t.id = o.id
-          where o.dispatched_at is null
-          order by t.turn, o.created_at, o.id limit ? for update of o skip locked`,
-        [EVENTS_PER_COMPANY, `{${sittingOut.join(',')}}`, BATCH_SIZE],
-      );
-      if (events.length === 0) return 0;
-
-      const companyIds = [...new Set(events.map((e) => e.company_id))];
-      const endpoints = await tx.execute<EndpointRow[]>(
-        `select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
-          where status = 'active' and company_id in (select json_array_elements_text(?::json)::uuid)`,
-        [JSON.stringify(companyIds)],
-      );
-      const recipients = new Map(events.map((event) => [event, recipientsOf(event, endpoints)]));
-      // Events beyond a company's bounds stay in the outbox, unclaimed at the commit, for a later batch.
-      const queued = this.queue ? await queuedDeliveries(tx, companyIds) : new Map<string, number>();
-      const taken = this.rate || this.queue ? this.withinBounds(events, recipients, queued) : events;
-      const deliveries = await this.createDeliveries(tx, taken, recipients);
-      await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
-      await tx.execute('update outbox_events set dispatched_at = now() where id in (select json_array_elements_text(?::json)::uuid)', [
-        JSON.stringify(taken.map((e) => e.id)),
-      ]);
-      if (deliveries.length) this.options.logger.debug({ events: taken.length, deliveries: deliveries.length }, 'outbox dispatched');
-      return taken.length;
-    });
+    return (await this.dispatchNext()).dispatched;
   }
 
-  private async createDeliveries(tx: EntityManager, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>): Promise<DeliveryToStart[]> {
+  /**
+   * One batch; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled its turns
+   * and dispatched them). Events a company's bounds left are not: the company sits out until resumeLater.
+   */
+  private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
+    const em = this.options.orm.em.fork() as EntityManager;
+    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
+    const [claim] = await CLAIM.rows(em, [EVENTS_PER_COMPANY, `{${sittingOut.join(',')}}`, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null]);
+    const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
+    if (events.length === 0) return { dispatched: 0, more: false };
+    const recipients = new Map(events.map((event) => [event, recipientsOf(event, claim!.endpoints)]));
+    // Events beyond a company's bounds are let go at once, for a later batch.
+    const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
+    const taken = this.rate || this.queue ? this.withinBounds(events, recipients, queued) : events;
+    const deliveries = await this.createDeliveries(
+      em,
+      taken,
+      recipients,
+      events.filter((event) => !taken.includes(event)).map((event) => event.id),
+    );
+    await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
+    await em.execute('update outbox_events set dispatched_at = now(), claimed_until = null where id in (select json_array_elements_text(?::json)::uuid)', [
+      JSON.stringify(taken.map((e) => e.id)),
+    ]);
+    if (deliveries.length) this.options.logger.debug({ events: taken.length, deliveries: deliveries.length }, 'outbox dispatched');
+    const perCompany = new Map<string, number>();
+    for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
+    const full = events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count === EVENTS_PER_COMPANY);
+    return { dispatched: taken.length, more: full && taken.length > 0 };
+  }
+
+  /**
+   * Writes the deliveries of the events taken, committed before their runs start (a run's first task finds its
+   * delivery), and lets go of the events not taken, in one statement. Returns the runs to start.
+   */
+  private async createDeliveries(em: EntityManager, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>, letGo: string[]): Promise<DeliveryToStart[]> {
     const rows: Record<string, unknown>[] = [];
     const toStart: DeliveryToStart[] = [];
     for (const event of events) {
       for (const endpoint of recipients.get(event)!) {
         const id = deliveryIdFor(event.id, endpoint.id);
         const body = deliveryBody(
-          { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: new Date(event.created_at), data: event.data, catalogData: event.catalog_data },
+          { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
           endpoint.payload_shape,
         );
         rows.push({
@@ -177,18 +233,7 @@ export class OutboxDispatcher {
         });
       }
     }
-    if (rows.length) {
-      // A microsecond apart in event order: an endpoint's deliveries are ordered by created_at (held ones are let
-      // through oldest first), and one transaction's now() would leave a batch's in the random order of their ids.
-      await tx.execute(
-        `insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, created_at, updated_at)
-         select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now() + (d.n - 1) * interval '1 microsecond', now()
-           from rows from (json_to_recordset(?::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text))
-                with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, n)
-         on conflict (event_id, endpoint_id) do nothing`,
-        [JSON.stringify(rows)],
-      );
-    }
+    if (rows.length || letGo.length) await WRITE_DELIVERIES.rows(em, [JSON.stringify(rows), `{${letGo.join(',')}}`]);
     return toStart;
   }
 
@@ -225,9 +270,9 @@ export class OutboxDispatcher {
       do {
         this.again = false;
         try {
-          // Until a batch finds nothing to dispatch: one may be short because a company sat out, not because the outbox is drained.
-          let dispatched = 1;
-          while (!this.stopped && dispatched > 0) dispatched = await this.dispatchBatch();
+          // While a batch may have left events behind for lack of room; events committed meanwhile kick again.
+          let more = true;
+          while (!this.stopped && more) ({ more } = await this.dispatchNext());
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
@@ -277,24 +322,6 @@ function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] 
       isSubscribed(endpoint.event_types, event.event_type) &&
       !(endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id),
   );
-}
-
-/**
- * Of these companies, how many deliveries each has waiting in Temporal's queue: started within the last two minutes (an
- * older one's run is gone, or the workers are down) and not yet begun, which holds the delivery back, takes a slot of
- * its endpoint or records an attempt in the run's first workflow task.
- */
-async function queuedDeliveries(tx: EntityManager, companyIds: string[]): Promise<Map<string, number>> {
-  const rows = await tx.execute<{ company_id: string; queued: number }[]>(
-    `select d.company_id, count(*)::int as queued from webhook_deliveries d
-      where d.company_id in (select json_array_elements_text(?::json)::uuid)
-        and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
-        and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
-        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
-      group by d.company_id`,
-    [JSON.stringify(companyIds)],
-  );
-  return new Map(rows.map((row) => [row.company_id, row.queued]));
 }
 
 async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {

@@ -32,6 +32,10 @@ export class OutboxEvent extends CompanyRecord {
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   dispatchedAt: Date | null = null;
 
+  /** Until when a dispatcher is turning the event into deliveries: another one takes it only after (it may have died). */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  claimedUntil: Opt<Date> | null = null;
+
   /**
    * The W3C trace context of the span that made the change (the request's, when traced): its deliveries' runs
    * continue that trace. Null while tracing is off.

@@ -1,4 +1,5 @@
 import { Client, type ClientInterceptors, Connection } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config';
 import { activeTracing } from '../observability/tracing';
 
@@ -21,4 +22,12 @@ export async function connectTemporalClient(config: Pick<Config['temporal'], 'ad
     ...(config.apiKey ? { apiKey: config.apiKey, tls: true } : {}),
   });
   return new Client({ connection, namespace: config.namespace, interceptors: await tracingInterceptors() });
+}
+
+/**
+ * A client on a Worker's connection (the worker process's own starts): a workflow it starts with `requestEagerStart`
+ * has its first workflow task handed to that Worker in the start's answer when the Worker has a free slot.
+ */
+export async function temporalClientOn(connection: NativeConnection, namespace: string): Promise<Client> {
+  return new Client({ connection, namespace, interceptors: await tracingInterceptors() });
 }

@@ -9,7 +9,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY } from '../../workflows/webhook-delivery.contract';
+import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_START } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { inSpan } from '../observability/spans';
 import { contextOf, linksTo } from '../observability/trace-context';
@@ -33,14 +33,18 @@ async function startDeliveryRun(
   queues: TaskQueues,
   delivery: DeliveryToStart,
   reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE',
+  eager = false,
 ): Promise<boolean> {
   const { input } = delivery;
   try {
     await temporal.workflow.start(WEBHOOK_DELIVERY, {
       taskQueue: taskQueueOf(WEBHOOK_DELIVERY, queues),
+      // The run's first workflow task comes back in the start's answer to this process's Worker when it has a free
+      // slot: no trip through the task queue for the task that makes most deliveries.
+      requestEagerStart: eager,
       priority: fairnessOf(input.companyId),
       workflowId: deliveryWorkflowId(input.deliveryId),
-      args: [input],
+      args: [input, WEBHOOK_DELIVERY_START],
       workflowIdReusePolicy: reuse,
       // A run that used up the delivery's attempts fails (Failed in the UI); this retry starts the run that
       // stays open waiting for a re-run, right away. The waiting run is never retried.
@@ -107,14 +111,19 @@ async function requestRerunOf(temporal: Client, queues: TaskQueues, delivery: De
   }
 }
 
-/** DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue), with its company's fairness key. */
-export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues): DeliveryWorkflows {
+/**
+ * DeliveryWorkflows on Temporal: each run on its workflow's task queue (the deliveries queue), with its company's
+ * fairness key. `eagerStart` for a client on a Worker's connection (src/worker/worker.ts): runs it starts ask for
+ * their first task in the start's answer.
+ */
+export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues, options: { eagerStart?: boolean } = {}): DeliveryWorkflows {
+  const eager = options.eagerStart === true;
   return {
     // In the trace the delivery was made in: the client's tracing interceptor carries it into the run's headers.
     start: (delivery) =>
       delivery.trace
-        ? context.with(contextOf(delivery.trace), () => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'))
-        : startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE'),
+        ? context.with(contextOf(delivery.trace), () => startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE', eager))
+        : startDeliveryRun(temporal, queues, delivery, 'REJECT_DUPLICATE', eager),
 
     // A trace of its own (the caller's: a request, or a bulk recovery's run) that links to the delivery's.
     requestRerun: (delivery, request, waitMs) =>

@@ -16,12 +16,11 @@ async function main() {
   const logger = createLogger(config.logLevel);
   // Before the code that loads node:http and pg: the SDK instruments them as they are required.
   const tracing = await startTracingFromEnv('construction-integration-worker');
-  const [{ connectOrm }, { startOutboxDispatcher }, { connectTemporalClient }, { temporalDeliveryWorkflows }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
+  const [{ connectOrm }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
     await Promise.all([
       import('../db/orm.js'),
       import('../delivery/outbox-dispatcher.js'),
       import('../temporal/connection.js'),
-      import('../temporal/temporal-delivery-workflows.js'),
       import('../temporal/retention-schedule.js'),
       import('../temporal/runtime.js'),
       import('./worker.js'),
@@ -30,7 +29,8 @@ async function main() {
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
-  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger });
+  // On the worker's connection: its starts hand their first workflow task to this process's worker (eager start).
+  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: worker.deliveryWorkflows, logger });
   await ensureRetentionSchedule(temporal, config);
   logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort, tracing: tracing !== null }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close(), async () => tracing?.stop()]);

@@ -10,10 +10,13 @@ import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createWorkerMetrics, serveMetrics } from '../metrics';
 import { activeTracing, type RunningTracing } from '../observability/tracing';
-import { connectTemporalClient } from '../temporal/connection';
+import { temporalClientOn } from '../temporal/connection';
+import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
 import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
 import { COMPANY_ID } from '../temporal/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
+import { DeliveryAttempts } from '../delivery/attempt';
+import { wakeHeld } from '../delivery/endpoint-admission';
 import { createWebhookSender } from '../delivery/webhook-sender';
 import { workersSharingOneWorkflowThread } from './shared-workflow-thread';
 import { bundleWorkflowsApart } from './workflow-bundle';
@@ -33,6 +36,10 @@ export interface RunningWorker {
   drained: Promise<void>;
   /** Where GET /metrics is served. */
   metricsPort: number;
+  /** A client on the Workers' connection: workflows it starts may have their first task handed straight to them. */
+  client: Client;
+  /** Delivery workflows started through `client`, eagerly: for this process's outbox dispatcher. */
+  deliveryWorkflows: DeliveryWorkflows;
   close(): Promise<void>;
 }
 
@@ -98,19 +105,26 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     address: config.temporal.address,
     ...(config.temporal.apiKey ? { apiKey: config.temporal.apiKey, tls: true } : {}),
   });
-  const client = await connectTemporalClient(config.temporal);
+  // On the Worker's own connection: the dispatcher's starts of this process can then ask for their first workflow task
+  // in the start's answer (eager start), skipping the trip through the task queue.
+  const client = await temporalClientOn(connection, config.temporal.namespace);
   const metrics = createWorkerMetrics(orm);
   const metricsServer = await serveMetrics(metrics.registry, config.workerMetricsPort, config.host);
-  const activities = createActivities({
+  const deliveryWorkflows = temporalDeliveryWorkflows(client, config.temporal.taskQueues, { eagerStart: true });
+  const deliveryAttempts = new DeliveryAttempts({
     orm,
-    logger,
     secretBox: new SecretBox(config.encryptionKey),
     sender,
     webhooks: config.webhooks,
+    logger,
     metrics,
-    deliveryWorkflows: temporalDeliveryWorkflows(client, config.temporal.taskQueues),
-    publicBaseUrl: config.publicBaseUrl,
+    // After the change that frees them has committed; a failure leaves them to their own timers.
+    wake: (endpointId, deliveryIds) =>
+      wakeHeld(orm.em.fork(), deliveryWorkflows, endpointId, deliveryIds).catch((error: unknown) =>
+        logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'),
+      ),
   });
+  const activities = createActivities({ orm, logger, webhooks: config.webhooks, deliveryAttempts, deliveryWorkflows, publicBaseUrl: config.publicBaseUrl });
   const tracing = activeTracing();
   // Bundled once for all the Workers.
   const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflowsApart(tracing !== null);
@@ -176,9 +190,10 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       if (failed) throw failed.reason;
     })
     .finally(async () => {
+      // Attempts handed off by a run's first task finish and are recorded before the connections close.
+      await deliveryAttempts.settled();
       sender.close();
       await metricsServer.close();
-      await client.connection.close();
       await connection.close();
     });
   return {
@@ -186,6 +201,8 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     finished,
     drained,
     metricsPort: metricsServer.port,
+    client,
+    deliveryWorkflows,
     async close() {
       stopWorkers();
       await finished;

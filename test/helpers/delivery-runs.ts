@@ -38,6 +38,16 @@ export async function historyOf(stack: TestStack, deliveryId: string, runId?: st
   return history.events ?? [];
 }
 
+/**
+ * The failures of a run's attempts, as the UI shows them, in order: the first attempt's as its run's first task made it
+ * (a failed local activity), every later one's as a failed activity.
+ */
+export function attemptFailuresOf(events: HistoryEvent[]): temporal.api.failure.v1.IFailure[] {
+  return events
+    .map((event) => event.markerRecordedEventAttributes?.failure ?? event.activityTaskFailedEventAttributes?.failure)
+    .filter((failure): failure is temporal.api.failure.v1.IFailure => failure?.applicationFailureInfo?.type === 'DeliveryAttemptFailed');
+}
+
 /** The first payload of a failure's details, decoded. */
 export function failureDetails(failure: temporal.api.failure.v1.IFailure | null | undefined): any {
   const payload = failure?.applicationFailureInfo?.details?.payloads?.[0];

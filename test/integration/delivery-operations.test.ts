@@ -1,6 +1,6 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
-import { closedRuns, failureDetails, historyOf, replayWithCurrentCode, runsOf, startInput } from '../helpers/delivery-runs';
+import { attemptFailuresOf, closedRuns, failureDetails, historyOf, replayWithCurrentCode, runsOf, startInput } from '../helpers/delivery-runs';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, request, sendInbound, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
@@ -77,14 +77,15 @@ describe('a delivery that failed 6 times', () => {
     const [failedRun, waitingRun] = await failedAndWaiting(deliveryId);
 
     const failedHistory = await historyOf(stack, deliveryId, failedRun!.runId);
-    const attemptFailures = failedHistory.filter((e) => e.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === 'DeliveryAttemptFailed');
+    const attemptFailures = attemptFailuresOf(failedHistory);
     expect(attemptFailures).toHaveLength(6);
-    attemptFailures.forEach((event, i) => {
-      const { failure } = event.activityTaskFailedEventAttributes!;
-      expect(failure!.message).toMatch(/^HTTP 503 after \d+ ms: \{"error":"database maintenance"\}$/);
+    attemptFailures.forEach((failure, i) => {
+      expect(failure.message).toMatch(/^HTTP 503 after \d+ ms: \{"error":"database maintenance"\}$/);
       expect(failureDetails(failure)).toEqual({ attemptNumber: i, statusCode: 503, error: 'HTTP 503', durationMs: expect.any(Number), responseExcerpt: MAINTENANCE, retryAfterMs: null });
     });
-    expect(failedHistory.some((e) => e.activityTaskCompletedEventAttributes && e.eventId === attemptFailures[0]!.eventId)).toBe(false);
+    // The first attempt in the run's first task (a local activity), the five after it as activities of their own.
+    expect(failedHistory.filter((e) => e.markerRecordedEventAttributes?.failure)).toHaveLength(1);
+    expect(failedHistory.filter((e) => e.activityTaskFailedEventAttributes)).toHaveLength(5);
     const closing = failedHistory.at(-1)!.workflowExecutionFailedEventAttributes!;
     expect(closing.failure!.message).toMatch(/^Delivery Failed after 6 attempt\(s\)\. Last: HTTP 503 after \d+ ms: \{"error":"database maintenance"\}\.$/);
     expect(closing.failure!.applicationFailureInfo!.type).toBe('DeliveryFailed');

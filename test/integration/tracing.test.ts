@@ -132,9 +132,10 @@ describe('tracing', () => {
       const [run] = named(spans, 'RunWorkflow:webhookDelivery');
       expect(Object.keys(run!.attributes).sort()).toEqual(['attempt', 'company.id', 'runId', 'taskQueue', 'workflowId', 'workflowType']);
       expect(run!.attributes['company.id']).toBe(erp.companyId);
-      // The attempt leads up through its activity, the delivery's run and the dispatcher's start of it to the request.
+      // The attempt leads up through the local activity of the run's first task, the delivery's run and the dispatcher's
+      // start of it to the request.
       const chain = ancestry(spans, attempt!).map((span) => span.name);
-      expect(chain).toEqual(expect.arrayContaining(['RunActivity:sendDeliveryAttempt', 'RunWorkflow:webhookDelivery', 'StartWorkflow:webhookDelivery']));
+      expect(chain).toEqual(expect.arrayContaining(['RunActivity:makeFirstAttempt', 'RunWorkflow:webhookDelivery', 'StartWorkflow:webhookDelivery']));
       expect(chain.at(-1)).toBe('POST /webhooks/inbound');
 
       // The outbox write is in the request's trace too, its statement without the values it wrote.

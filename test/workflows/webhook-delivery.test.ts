@@ -49,13 +49,26 @@ function newDelivery(): WebhookDeliveryInput {
   };
 }
 
-/** A delivered attempt, or a failed one as sendDeliveryAttempt throws it: rejected for good (4xx) or retryable. */
-type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT_REJECTED; failure: AttemptFailure };
+/**
+ * A delivered attempt, or a failed one as sendDeliveryAttempt throws it: rejected for good (4xx) or retryable; or, for
+ * the first attempt only, one whose answer the run's first task did not wait for (its answer then comes from
+ * awaitDeliveryAttempt, the next in the list).
+ */
+type Answer = SendAttemptResult | { type: typeof ATTEMPT_FAILED | typeof ATTEMPT_REJECTED; failure: AttemptFailure } | typeof IN_FLIGHT;
+const IN_FLIGHT = 'in flight';
+
+/** An attempt asked for, by whichever activity asked: makeFirstAttempt, sendDeliveryAttempt or awaitDeliveryAttempt. */
+interface AskedAttempt {
+  by: string;
+  input: SendAttemptInput;
+  /** The server's clock when the attempt was asked for: skipped time included. */
+  atMs: number;
+}
 
 /**
  * The delivery-run activities as the real ones behave for a delivery that has no attempt recorded: the plan from the
- * run's attempt (Temporal's retry of a failed run waits for a re-run), and each attempt answered in turn from
- * `answers`.
+ * run's attempt (Temporal's retry of a failed run waits for a re-run), the first attempt made by the run's first task
+ * (unless the endpoint held it or it is to be made by an activity), and each attempt answered in turn from `answers`.
  */
 function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'] = null, firstAdmitted = false) {
   const plan = (runAttempt: number, attemptsMade: number): DeliveryRunPlan => ({
@@ -67,28 +80,51 @@ function deliveryActivities(answers: Answer[], firstHold: DeliveryRunPlan['hold'
     endpointHost: 'hooks.example.com',
     eventId: null,
     lastFailure: null,
-    hold: runAttempt === 1 && attemptsMade === 0 ? firstHold : null,
-    ...(firstAdmitted && runAttempt === 1 && attemptsMade === 0 ? { admitted: true } : {}),
+    hold: null,
   });
   let attemptsMade = 0;
+  const attempts: AskedAttempt[] = [];
+  /** The next answer to attempt `input`: a result, or the attempt's failure thrown (with `more` details after it). */
+  async function answer(by: string, input: SendAttemptInput, ...more: unknown[]): Promise<SendAttemptResult | typeof IN_FLIGHT> {
+    attempts.push({ by, input, atMs: await env.currentTimeMs() });
+    const next = answers.shift();
+    if (!next) throw new Error(`No answer left for attempt ${input.attemptNumber}`);
+    attemptsMade = input.attemptNumber + 1;
+    if (typeof next === 'object' && 'failure' in next) {
+      const failure = { ...next.failure, attemptNumber: input.attemptNumber };
+      throw ApplicationFailure.create({ type: next.type, message: failure.error, details: [failure, ...more], nonRetryable: true });
+    }
+    return next;
+  }
   const activities: DeliveryRunActivities = {
+    async makeFirstAttempt({ input, runAttempt }) {
+      const made = plan(runAttempt, attemptsMade);
+      if (runAttempt > 1) return { plan: made, first: { kind: 'none' } };
+      if (firstHold) return { plan: made, first: { kind: 'held', ...firstHold } };
+      if (firstAdmitted) return { plan: made, first: { kind: 'admitted' } };
+      const result = await answer('makeFirstAttempt', { deliveryId: input.deliveryId, attemptNumber: 0, trigger: 'automatic', nextAttemptInMs: RETRY_DELAYS_MS[0]! }, made);
+      if (result === IN_FLIGHT) return { plan: made, first: { kind: 'in_flight' } };
+      if ('throttledForMs' in result) return { plan: made, first: { kind: 'throttled', ...result } };
+      if ('heldForMs' in result) return { plan: made, first: { kind: 'held', ...result } };
+      return { plan: made, first: { kind: 'delivered', ...result } };
+    },
     async beginDeliveryRun({ runAttempt }) {
       return plan(runAttempt, attemptsMade);
     },
     async sendDeliveryAttempt(input: SendAttemptInput) {
-      const answer = answers.shift();
-      if (!answer) throw new Error(`No answer left for attempt ${input.attemptNumber}`);
-      attemptsMade = input.attemptNumber + 1;
-      if ('failure' in answer) {
-        const failure = { ...answer.failure, attemptNumber: input.attemptNumber };
-        throw ApplicationFailure.create({ type: answer.type, message: failure.error, details: [failure], nonRetryable: true });
-      }
-      return answer;
+      const result = await answer('sendDeliveryAttempt', input);
+      if (result === IN_FLIGHT) throw new Error('sendDeliveryAttempt never hands its attempt off');
+      return result;
+    },
+    async awaitDeliveryAttempt(input) {
+      const result = await answer('awaitDeliveryAttempt', input);
+      if (result === IN_FLIGHT) throw new Error('awaitDeliveryAttempt never hands its attempt off');
+      return result;
     },
     async recordDeliveryFailed() {},
     async recordDeliveryCancelled() {},
   };
-  return recordingCalls(env, activities);
+  return { ...recordingCalls(env, activities), attempts };
 }
 
 const httpFailure = (statusCode: number, retryAfterMs: number | null = null): AttemptFailure => ({
@@ -111,10 +147,9 @@ const disabledEndpoint: Answer = {
 const delivered: SendAttemptResult = { statusCode: 200, durationMs: 15 };
 
 const named = (calls: ActivityCall[], name: string) => calls.filter((call) => call.name === name);
-const attemptsOf = (calls: ActivityCall[]) => named(calls, 'sendDeliveryAttempt').map((call) => call.args[0] as SendAttemptInput);
+const attemptsOf = (attempts: AskedAttempt[]) => attempts.map(({ input }) => input);
 /** The waits between the attempts, by the server's (skipped) clock. */
-const gapsBetweenAttempts = (calls: ActivityCall[]) => named(calls, 'sendDeliveryAttempt').map((call, i, all) => (i === 0 ? 0 : call.atMs - all[i - 1]!.atMs));
-
+const gapsBetweenAttempts = (attempts: AskedAttempt[]) => attempts.map((attempt, i) => (i === 0 ? 0 : attempt.atMs - attempts[i - 1]!.atMs));
 function expectGaps(actual: number[], expected: number[]): void {
   expect(actual).toHaveLength(expected.length);
   actual.forEach((gap, i) => {
@@ -174,15 +209,15 @@ describe('webhookDelivery in skipped time', () => {
   });
 
   test('an endpoint that keeps failing gets all 6 attempts on the real schedule, then the delivery fails and waits 30 days for a re-run', async () => {
-    const { activities, calls } = deliveryActivities(Array.from({ length: 6 }, () => retryable(503)));
+    const { activities, calls, attempts } = deliveryActivities(Array.from({ length: 6 }, () => retryable(503)));
     const input = newDelivery();
     await withWorker(env, activities, async (taskQueue) => {
       const run = await start(taskQueue, input);
 
       expect(await firstRunFailure(run)).toBe('Delivery Failed after 6 attempt(s). Last: HTTP 503 after 12 ms.');
       expectGaps([await runDurationMs(run.firstRun)], [7 * HOUR + 21 * MINUTE]);
-      expectGaps(gapsBetweenAttempts(calls), [0, ...RETRY_DELAYS_MS]);
-      expect(attemptsOf(calls)).toEqual(
+      expectGaps(gapsBetweenAttempts(attempts), [0, ...RETRY_DELAYS_MS]);
+      expect(attemptsOf(attempts)).toEqual(
         [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 6 * HOUR, null].map((nextAttemptInMs, attemptNumber) => ({
           deliveryId: input.deliveryId,
           attemptNumber,
@@ -199,16 +234,39 @@ describe('webhookDelivery in skipped time', () => {
       // It began after the retry's 1 s backoff.
       expectGaps([await runDurationMs(run.handle)], [RERUN_WAIT_MS]);
     });
+    // The first attempt is made by the run's first task; the next five by the attempt activity.
     expect(calls.map((call) => call.name)).toEqual([
-      'beginDeliveryRun',
-      ...Array<string>(6).fill('sendDeliveryAttempt'),
+      'makeFirstAttempt',
+      ...Array<string>(5).fill('sendDeliveryAttempt'),
       'recordDeliveryFailed',
-      'beginDeliveryRun',
+      'makeFirstAttempt',
       'recordDeliveryFailed',
     ]);
-    expect(named(calls, 'beginDeliveryRun').map((call) => call.args[0])).toEqual(
-      [1, 2].map((runAttempt) => ({ input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt, admit: true })),
-    );
+    expect(named(calls, 'makeFirstAttempt').map((call) => call.args[0])).toEqual([1, 2].map((runAttempt) => ({ input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt })));
+  });
+
+  test('a first attempt the endpoint answers at once: the whole delivery is one workflow task, with no activity task', async () => {
+    const { activities, calls } = deliveryActivities([delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
+      const { events } = await handle.fetchHistory();
+      expect(events!.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+      expect(events!.filter((event) => event.activityTaskScheduledEventAttributes)).toEqual([]);
+    });
+    expect(calls.map((call) => call.name)).toEqual(['makeFirstAttempt']);
+  });
+
+  test("a first attempt whose answer the first task does not wait for is awaited by an activity, and a failure there goes on with the schedule", async () => {
+    const { activities, calls, attempts } = deliveryActivities([IN_FLIGHT, retryable(503), delivered]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 2 });
+    });
+    expect(calls.map((call) => call.name)).toEqual(['makeFirstAttempt', 'awaitDeliveryAttempt', 'sendDeliveryAttempt']);
+    // The awaited answer is attempt 0's: the next attempt is 1, a minute later.
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0, 0, 1]);
+    expectGaps(gapsBetweenAttempts(attempts), [0, 0, 1 * MINUTE]);
   });
 
   test('a 4xx fails the delivery at once: no further attempt', async () => {
@@ -220,11 +278,11 @@ describe('webhookDelivery in skipped time', () => {
       // Then it waits for a re-run like any failed delivery (here none comes).
       expect((await finalFailure(run.handle)).message).toContain('Not re-run within 720 h');
     });
-    expect(calls.map((call) => call.name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryFailed', 'beginDeliveryRun', 'recordDeliveryFailed']);
+    expect(calls.map((call) => call.name)).toEqual(['makeFirstAttempt', 'recordDeliveryFailed', 'makeFirstAttempt', 'recordDeliveryFailed']);
   });
 
   test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run waits on', async () => {
-    const { activities, calls } = deliveryActivities([rejected(410), disabledEndpoint]);
+    const { activities, calls, attempts } = deliveryActivities([rejected(410), disabledEndpoint]);
     await withWorker(env, activities, async (taskQueue) => {
       const run = await start(taskQueue, newDelivery());
       expect(await firstRunFailure(run)).toBe('Delivery Failed after 1 attempt(s). Last: HTTP 410 after 12 ms.');
@@ -234,7 +292,7 @@ describe('webhookDelivery in skipped time', () => {
       expect((await run.handle.describe()).status.name).toBe('RUNNING');
       expect((await finalFailure(run.handle)).message).toMatch(/^Delivery Failed after 2 attempt\(s\)\. Last: endpoint is disabled/);
     });
-    expect(attemptsOf(calls).map(({ attemptNumber, trigger }) => ({ attemptNumber, trigger }))).toEqual([
+    expect(attemptsOf(attempts).map(({ attemptNumber, trigger }) => ({ attemptNumber, trigger }))).toEqual([
       { attemptNumber: 0, trigger: 'automatic' },
       { attemptNumber: 1, trigger: 'manual' },
     ]);
@@ -242,18 +300,18 @@ describe('webhookDelivery in skipped time', () => {
   });
 
   test("the receiver's Retry-After is honoured when longer than the schedule's wait, up to the longest wait (6 h)", async () => {
-    const { activities, calls } = deliveryActivities([retryable(503, 10 * MINUTE), retryable(429, 30 * SECOND), retryable(429, 2 * DAY), delivered]);
+    const { activities, calls, attempts } = deliveryActivities([retryable(503, 10 * MINUTE), retryable(429, 30 * SECOND), retryable(429, 2 * DAY), delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 4 });
     });
     // 10 min instead of 1 min; the schedule's 5 min over a shorter Retry-After; 6 h instead of 2 days.
-    expectGaps(gapsBetweenAttempts(calls), [0, 10 * MINUTE, 5 * MINUTE, 6 * HOUR]);
+    expectGaps(gapsBetweenAttempts(attempts), [0, 10 * MINUTE, 5 * MINUTE, 6 * HOUR]);
     expect(calls.map((call) => call.name)).not.toContain('recordDeliveryFailed');
   });
 
   test('a manual re-run after the delivery failed makes one attempt, numbered after the recorded ones, and delivers', async () => {
-    const { activities, calls } = deliveryActivities([rejected(404), delivered]);
+    const { activities, attempts } = deliveryActivities([rejected(404), delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const run = await start(taskQueue, newDelivery());
       await firstRunFailure(run);
@@ -262,14 +320,14 @@ describe('webhookDelivery in skipped time', () => {
       expect(rerun).toEqual({ attemptNumber: 1, delivered: true, statusCode: 200, error: null });
       expect(await run.handle.result()).toEqual({ status: 'delivered', attempts: 2 });
     });
-    expect(attemptsOf(calls)).toEqual([
+    expect(attemptsOf(attempts)).toEqual([
       expect.objectContaining({ attemptNumber: 0, trigger: 'automatic' }),
       expect.objectContaining({ attemptNumber: 1, trigger: 'manual', nextAttemptInMs: null }),
     ]);
   });
 
   test('a re-run during a wait of the schedule makes the attempt at once, and the schedule goes on after it', async () => {
-    const { activities, calls } = deliveryActivities([retryable(503), retryable(503), retryable(503), delivered]);
+    const { activities, attempts } = deliveryActivities([retryable(503), retryable(503), retryable(503), delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       // The first two attempts (0 and 1 min) and part of the 5 min wait after them.
@@ -278,8 +336,8 @@ describe('webhookDelivery in skipped time', () => {
       expect(rerun).toEqual({ attemptNumber: 2, delivered: false, statusCode: 503, error: 'HTTP 503 after 12 ms' });
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 4 });
     });
-    const [first, second, manual, next] = named(calls, 'sendDeliveryAttempt');
-    expect(attemptsOf(calls).map((a) => a.trigger)).toEqual(['automatic', 'automatic', 'manual', 'automatic']);
+    const [first, second, manual, next] = attempts;
+    expect(attemptsOf(attempts).map((a) => a.trigger)).toEqual(['automatic', 'automatic', 'manual', 'automatic']);
     expect(manual!.atMs - first!.atMs).toBeLessThan(3 * MINUTE + SLACK_MS);
     expect(manual!.atMs - second!.atMs).toBeLessThan(5 * MINUTE);
     // After the re-run (the third attempt) the schedule's third wait: 15 min.
@@ -287,7 +345,7 @@ describe('webhookDelivery in skipped time', () => {
   });
 
   test('an attempt its endpoint holds is not an attempt: the run waits, without a worker slot, until the endpoint wakes it, then makes it with the same number', async () => {
-    const { activities, calls } = deliveryActivities([retryable(503), { heldForMs: 2 * HOUR, reason: 'circuit_open' }, delivered]);
+    const { activities, attempts } = deliveryActivities([retryable(503), { heldForMs: 2 * HOUR, reason: 'circuit_open' }, delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       // The first attempt failed; the second, a minute later, is held by the open breaker.
@@ -300,29 +358,29 @@ describe('webhookDelivery in skipped time', () => {
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 2 });
       expect((await handle.describe()).typedSearchAttributes.get(DELIVERY_HELD)).toBeUndefined();
     });
-    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0, 1, 1]);
-    const [, held, made] = named(calls, 'sendDeliveryAttempt');
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0, 1, 1]);
+    const [, held, made] = attempts;
     // Made when woken (some 20 min after the hold began), not at the end of the 2 h hold.
     expect(made!.atMs - held!.atMs).toBeGreaterThanOrEqual(20 * MINUTE);
     expect(made!.atMs - held!.atMs).toBeLessThan(21 * MINUTE);
   });
 
   test('a first attempt the endpoint holds when the run plans waits from the start, and is made when the endpoint wakes the run', async () => {
-    const { activities, calls } = deliveryActivities([delivered], { heldForMs: 2 * HOUR, reason: 'circuit_open' });
+    const { activities, calls, attempts } = deliveryActivities([delivered], { heldForMs: 2 * HOUR, reason: 'circuit_open' });
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       await env.sleep(20 * MINUTE);
       const waiting = await handle.describe();
       expect(waiting.status.name).toBe('RUNNING');
       expect(waiting.typedSearchAttributes.get(DELIVERY_HELD)).toBe('circuit_open');
-      expect(attemptsOf(calls)).toEqual([]);
+      expect(attemptsOf(attempts)).toEqual([]);
       await handle.signal(endpointReadySignal);
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
       expect((await handle.describe()).typedSearchAttributes.get(DELIVERY_HELD)).toBeUndefined();
     });
-    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0]);
-    const [plan] = named(calls, 'beginDeliveryRun');
-    const [made] = named(calls, 'sendDeliveryAttempt');
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0]);
+    const [plan] = named(calls, 'makeFirstAttempt');
+    const [made] = attempts;
     // Made when woken, some 20 min after the plan (whose time is read a moment after it ran), not after the 2 h hold.
     expect(made!.atMs - plan!.atMs).toBeGreaterThanOrEqual(20 * MINUTE - SECOND);
     expect(made!.atMs - plan!.atMs).toBeLessThan(21 * MINUTE);
@@ -337,23 +395,35 @@ describe('webhookDelivery in skipped time', () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history, 'webhook-delivery/00000000-0000-4000-8000-00000000a001');
   });
 
+  test('a run begun while plans were local activities replays with this code: its plan, its attempts as activities, its search attributes', async () => {
+    // Recorded from the workflow before the first attempt moved into the first task (main at 24ca1a6): a 503, a hold,
+    // a wake-up, then delivered.
+    const json = JSON.parse(readFileSync(path.join(__dirname, 'histories/webhook-delivery-local-plan.json'), 'utf8'));
+    const history = historyFromJSON(json);
+    const markers = history.events!.filter((event) => event.markerRecordedEventAttributes).map((event) => event.markerRecordedEventAttributes!.markerName);
+    expect(markers).toEqual(['core_patch', 'core_local_activity']);
+    const scheduled = history.events!.filter((event) => event.activityTaskScheduledEventAttributes).map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name);
+    expect(scheduled).toEqual(['sendDeliveryAttempt', 'sendDeliveryAttempt', 'sendDeliveryAttempt']);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history, 'webhook-delivery/00000000-0000-4000-8000-00000000b001');
+  });
+
   test('a held attempt nobody wakes asks again when its wait ends', async () => {
-    const { activities, calls } = deliveryActivities([{ heldForMs: 5 * MINUTE, reason: 'endpoint_busy' }, delivered]);
+    const { activities, attempts } = deliveryActivities([{ heldForMs: 5 * MINUTE, reason: 'endpoint_busy' }, delivered]);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
     });
-    expect(attemptsOf(calls).map((a) => a.attemptNumber)).toEqual([0, 0]);
-    expectGaps(gapsBetweenAttempts(calls), [0, 5 * MINUTE]);
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0, 0]);
+    expectGaps(gapsBetweenAttempts(attempts), [0, 5 * MINUTE]);
   });
 
   test("a first attempt the plan admitted skips asking the endpoint again on its first try only: not after the endpoint's rate limit, nor for the next attempt", async () => {
-    const { activities, calls } = deliveryActivities([{ throttledForMs: 2 * SECOND }, retryable(503), delivered], null, true);
+    const { activities, attempts } = deliveryActivities([{ throttledForMs: 2 * SECOND }, retryable(503), delivered], null, true);
     await withWorker(env, activities, async (taskQueue) => {
       const { handle } = await start(taskQueue, newDelivery());
       expect(await handle.result()).toEqual({ status: 'delivered', attempts: 2 });
     });
-    expect(attemptsOf(calls).map((a) => [a.attemptNumber, a.admitted ?? false])).toEqual([
+    expect(attemptsOf(attempts).map((a) => [a.attemptNumber, a.admitted ?? false])).toEqual([
       [0, true],
       [0, false],
       [1, false],
@@ -374,7 +444,7 @@ describe('webhookDelivery in skipped time', () => {
       expect(error).toBeInstanceOf(WorkflowFailedError);
       expect((error as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     });
-    expect(calls.map(({ name }) => name)).toEqual(['beginDeliveryRun', 'sendDeliveryAttempt', 'recordDeliveryCancelled']);
+    expect(calls.map(({ name }) => name)).toEqual(['makeFirstAttempt', 'recordDeliveryCancelled']);
     expect(calls.at(-1)!.args).toEqual([{ input, workflowId: deliveryWorkflowId(input.deliveryId) }]);
   });
 });

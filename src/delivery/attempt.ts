@@ -1,0 +1,463 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secret-box';
+import type { Orm } from '../db/orm';
+import { PreparedStatement } from '../db/prepared-statement';
+import type { Logger } from '../logger';
+import type { WorkerMetrics } from '../metrics';
+import { inSpan } from '../observability/spans';
+import { currentTraceId } from '../observability/trace-context';
+import type { AttemptOutcome, AttemptTrigger } from './delivery-attempt.entity';
+import { deliveryHeaders, signingSecrets } from './delivery-headers';
+import { type EndpointVerdict, HELD_RECHECK_MS, verdictOf } from './endpoint-admission';
+import { disableEndpoint } from './endpoints-service';
+import type { HoldReason } from './webhook-delivery.entity';
+import type { CircuitState, EndpointStatus } from './webhook-endpoint.entity';
+import { PROGRESS_INTERVAL_MS, type WebhookResult, type WebhookSender } from './webhook-sender';
+
+/**
+ * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions of
+ * src/db/migrations/Migration20261203000000DeliveryEngine.ts, each one round trip):
+ *
+ * 1. begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and
+ *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts); a retry of an
+ *    attempt already made is answered from its record.
+ * 2. The signed POST through the SSRF guard (webhook-sender.ts), in the attempt's span.
+ * 3. finish_delivery_attempt records the attempt and the delivery's state, the endpoint's failing streak, resolves the
+ *    delivery's alerts once delivered, frees its slot and moves the breaker; it names the held deliveries to wake.
+ * 4. Only after a failure, or when deliveries wait: the endpoint disabled (410 Gone, or failing too long), the held
+ *    deliveries woken, the breaker's move logged.
+ *
+ * An attempt may be handed off: when its answer takes longer than `handOffAfterMs`, it is recorded as in progress and
+ * goes on in this process while the caller returns; `awaitOutcome` gives its outcome later (here or, from the record,
+ * in any worker).
+ */
+
+/** An attempt made: its record, as the workflow needs it. */
+export interface MadeAttempt {
+  outcome: Exclude<AttemptOutcome, 'in_progress'>;
+  attemptNumber: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  responseExcerpt: string | null;
+  /** The receiver's Retry-After on a 429 or 503, in milliseconds; null otherwise (and for an attempt read back from its record). */
+  retryAfterMs: number | null;
+}
+
+/** What came of asking for an attempt: made (or made before), handed off, or not made because the endpoint said wait. */
+export type AttemptResult =
+  | { kind: 'made'; attempt: MadeAttempt }
+  | { kind: 'in_flight' }
+  | { kind: 'throttled'; throttledForMs: number }
+  | { kind: 'held'; heldForMs: number; reason: HoldReason };
+
+export interface AttemptRequest {
+  deliveryId: string;
+  /** Sent as X-Webhook-Retry. */
+  attemptNumber: number;
+  trigger: AttemptTrigger;
+  /** When the workflow will try again after a retryable failure; null when this is the last attempt. */
+  nextAttemptInMs: number | null;
+}
+
+/** The delivery, its endpoint and its last attempt as begin_delivery_attempt read them, with the endpoint's answer. */
+export interface BegunAttempt {
+  deliveryId: string;
+  companyId: string;
+  endpointId: string;
+  eventId: string | null;
+  eventType: string;
+  payload: string;
+  isTest: boolean;
+  status: string;
+  deliveredAt: Date | null;
+  /** The attempt this one is: the one asked for, or the next after the recorded ones (an unfinished last one is made again). */
+  attemptNumber: number;
+  last: { attemptNumber: number; outcome: AttemptOutcome; statusCode: number | null; error: string | null; durationMs: number | null; responseExcerpt: string | null } | null;
+  endpoint: {
+    url: string;
+    status: EndpointStatus;
+    disabledReason: string | null;
+    secretSealed: string;
+    previousSecretSealed: string | null;
+    previousSecretExpiresAt: Date | null;
+    /** Its attempts have been failing (a streak since the last success). */
+    failing: boolean;
+    circuitState: CircuitState;
+  };
+  /** The endpoint's answer when asked: throttled by its rate limit, admitted (its slot taken) or held; null when not asked. */
+  admission: { kind: 'throttled'; throttledForMs: number } | { kind: 'admitted' } | { kind: 'held'; heldForMs: number; reason: HoldReason } | null;
+}
+
+interface BeginRow {
+  company_id: string;
+  endpoint_id: string;
+  event_id: string | null;
+  event_type: string;
+  payload: string;
+  is_test: boolean;
+  status: string;
+  /** Timestamps come as PostgreSQL's text (the ORM's connections keep them so). */
+  delivered_at: string | null;
+  attempt_number: number;
+  last_attempt_number: number | null;
+  last_outcome: AttemptOutcome | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  last_response_excerpt: string | null;
+  url: string;
+  endpoint_status: EndpointStatus;
+  disabled_reason: string | null;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: string | null;
+  endpoint_failing: boolean;
+  circuit_state: CircuitState;
+  throttled_for_ms: number | null;
+  admitted: boolean | null;
+  held_reason: HoldReason | null;
+  held_for_ms: number | null;
+}
+
+const BEGIN = new PreparedStatement<BeginRow>(
+  'begin_delivery_attempt',
+  'select * from begin_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)',
+);
+
+const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'closed' | null; wake: string[]; failing_ms: number | null }>(
+  'finish_delivery_attempt',
+  'select * from finish_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
+);
+
+const MARK_IN_PROGRESS = new PreparedStatement(
+  'mark_delivery_attempt_in_progress',
+  `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger, trace_id)
+   values ($1, $2, now(), now(), $3, $4, $5, $6) on conflict (delivery_id, attempt_number) do nothing`,
+);
+
+const RECORDED = new PreparedStatement<{ outcome: AttemptOutcome; status_code: number | null; duration_ms: number | null; error: string | null; response_excerpt: string | null; age_ms: number }>(
+  'recorded_delivery_attempt',
+  `select outcome, status_code, duration_ms, error, response_excerpt, (extract(epoch from clock_timestamp() - created_at) * 1000)::float8 as age_ms
+     from webhook_delivery_attempts where delivery_id = $1 and attempt_number = $2`,
+);
+
+/** What to ask of the endpoint when beginning. */
+export interface BeginOptions {
+  /** The attempt to make; null: the next after the recorded ones. */
+  attemptNumber: number | null;
+  trigger: AttemptTrigger;
+  /** Take a slot of the endpoint's per-second rate limit (an attempt about to be made). */
+  takeRateSlot: boolean;
+  /** Ask the endpoint to admit the attempt; false when it was admitted moments ago (its slot is held). */
+  admit: boolean;
+  /** Record the attempt as in progress once admitted: an attempt that may take long shows so. */
+  markInProgress: boolean;
+  /** Checked against the row: nothing is taken for a delivery that differs (the caller refuses it). */
+  expected?: { companyId: string; endpointId: string; eventType: string };
+}
+
+/** 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors retried. */
+export function classify(result: WebhookResult): Exclude<AttemptOutcome, 'in_progress'> {
+  if (result.failureKind === null) return 'succeeded';
+  if (result.failureKind === 'blocked') return 'permanent_failure';
+  // 429 asks to come back later, unlike other 4xx (rules 6.3).
+  if (result.failureKind === 'http' && result.statusCode !== null && result.statusCode < 500 && result.statusCode !== 429) return 'permanent_failure';
+  return 'retryable_failure';
+}
+
+export interface DeliveryAttemptsDeps {
+  orm: Orm;
+  secretBox: SecretBox;
+  sender: WebhookSender;
+  webhooks: Config['webhooks'];
+  logger: Logger;
+  metrics: WorkerMetrics;
+  /** Wakes the runs of held deliveries (after the change that frees them has committed). */
+  wake(endpointId: string, deliveryIds: string[]): Promise<void>;
+}
+
+/** A worker's attempts: begun, sent and finished here; those handed off are kept until they finish. */
+export class DeliveryAttempts {
+  private readonly handedOff = new Map<string, Promise<MadeAttempt>>();
+  /** For the pool's connections only: no entity is ever loaded into it, so one serves every attempt. */
+  private readonly db: EntityManager;
+
+  constructor(private readonly deps: DeliveryAttemptsDeps) {
+    this.db = deps.orm.em.fork() as EntityManager;
+  }
+
+  /** Reads the delivery and asks its endpoint, in one statement; null when the delivery does not exist. */
+  async begin(deliveryId: string, options: BeginOptions): Promise<BegunAttempt | null> {
+    const { admission } = this.deps.webhooks;
+    const [row] = await BEGIN.rows(this.em(), [
+      deliveryId,
+      uuidv7(),
+      options.attemptNumber,
+      options.trigger,
+      currentTraceId(),
+      options.takeRateSlot,
+      options.admit,
+      options.markInProgress,
+      options.expected?.companyId ?? null,
+      options.expected?.endpointId ?? null,
+      options.expected?.eventType ?? null,
+      admission.maxInFlight,
+      admission.slotLeaseMs,
+      HELD_RECHECK_MS,
+    ]);
+    return row ? begunFrom(deliveryId, row) : null;
+  }
+
+  /**
+   * Makes the begun attempt (admitted, or asked nothing of its endpoint) and records it. With `handOffAfterMs`, an
+   * answer slower than that is awaited in the background: the attempt is recorded as in progress and `in_flight` is
+   * returned.
+   */
+  async make(begun: BegunAttempt, request: AttemptRequest, options: { handOffAfterMs?: number; onProgress?: () => void } = {}): Promise<AttemptResult> {
+    const recorded = finishedAttempt(begun, request.attemptNumber);
+    if (recorded) return { kind: 'made', attempt: recorded };
+    if (begun.admission?.kind === 'throttled') return begun.admission;
+    if (begun.admission?.kind === 'held') return begun.admission;
+    const sending = this.sendAndFinish(begun, request, options.onProgress);
+    if (options.handOffAfterMs === undefined) return { kind: 'made', attempt: await sending };
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), options.handOffAfterMs);
+    });
+    const made = await Promise.race([sending, slow]);
+    clearTimeout(timer);
+    if (made) return { kind: 'made', attempt: made };
+    const key = attemptKey(begun.deliveryId, request.attemptNumber);
+    this.handedOff.set(key, sending);
+    void sending.then(
+      () => this.handedOff.delete(key),
+      (error: unknown) => {
+        this.handedOff.delete(key);
+        this.deps.logger.error({ err: error, deliveryId: begun.deliveryId, attemptNumber: request.attemptNumber }, 'a handed-off attempt could not be recorded');
+      },
+    );
+    await MARK_IN_PROGRESS.rows(this.em(), [uuidv7(), begun.companyId, begun.deliveryId, request.attemptNumber, request.trigger, currentTraceId()]);
+    return { kind: 'in_flight' };
+  }
+
+  /**
+   * The outcome of a handed-off attempt: awaited here when this process makes it, else read from its record until it is
+   * finished. Null when no process is making it any more (its record is still in progress well past any attempt's
+   * deadline, or there is none): the caller makes it again.
+   */
+  async awaitOutcome(deliveryId: string, attemptNumber: number, heartbeat: () => void): Promise<MadeAttempt | null> {
+    const here = this.handedOff.get(attemptKey(deliveryId, attemptNumber));
+    if (here) {
+      const beating = setInterval(heartbeat, PROGRESS_INTERVAL_MS);
+      try {
+        return await here;
+      } finally {
+        clearInterval(beating);
+      }
+    }
+    // Recorded as in progress once the hand-off came, so its answer came within the attempt's deadline of that; a
+    // record still in progress well after is one whose worker stopped.
+    const abandonedAfterMs = this.deps.webhooks.timeoutMs + ABANDONED_MARGIN_MS;
+    for (;;) {
+      const [row] = await RECORDED.rows(this.em(), [deliveryId, attemptNumber]);
+      if (!row || (row.outcome === 'in_progress' && row.age_ms > abandonedAfterMs)) return null;
+      if (row.outcome !== 'in_progress') {
+        return { outcome: row.outcome, attemptNumber, statusCode: row.status_code, durationMs: row.duration_ms ?? 0, error: row.error, responseExcerpt: row.response_excerpt, retryAfterMs: null };
+      }
+      heartbeat();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  /** Settles once every handed-off attempt has been recorded (a worker stopping waits for them). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.handedOff.values()]);
+  }
+
+  private async sendAndFinish(begun: BegunAttempt, request: AttemptRequest, onProgress: (() => void) | undefined): Promise<MadeAttempt> {
+    const { endpoint } = begun;
+    const active = endpoint.status === 'active';
+    const result = active ? await this.send(begun, request, onProgress) : endpointNotActive(endpoint);
+    const outcome = classify(result);
+    const verdict: EndpointVerdict = verdictOf(result);
+    const { admission } = this.deps.webhooks;
+    const gone = active && result.statusCode === 410;
+    const [finished] = await FINISH.rows(this.em(), [
+      begun.deliveryId,
+      uuidv7(),
+      request.attemptNumber,
+      request.trigger,
+      currentTraceId(),
+      outcome,
+      result.statusCode,
+      Math.round(result.durationMs),
+      result.error,
+      result.responseExcerpt,
+      request.nextAttemptInMs,
+      // What says nothing of the endpoint (our refusal to contact it) or ends it (410) is not a failing streak.
+      active && outcome !== 'succeeded' && result.failureKind !== 'blocked' && !gone,
+      active,
+      verdict,
+      admission.failureThreshold,
+      admission.cooldownMs,
+      admission.maxCooldownMs,
+      admission.maxInFlight,
+    ]);
+    await this.afterFinish(begun, result, finished ?? null);
+    if (active || result.durationMs > 0) {
+      this.deps.metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
+    }
+    return {
+      outcome,
+      attemptNumber: request.attemptNumber,
+      statusCode: result.statusCode,
+      durationMs: Math.round(result.durationMs),
+      error: result.error,
+      responseExcerpt: result.responseExcerpt,
+      retryAfterMs: result.retryAfterMs,
+    };
+  }
+
+  /** The signed POST of the delivery's stored body, in the attempt's span. */
+  private send(begun: BegunAttempt, request: AttemptRequest, onProgress: (() => void) | undefined): Promise<WebhookResult> {
+    const { endpoint } = begun;
+    const attributes = {
+      'company.id': begun.companyId,
+      'webhook.delivery_id': begun.deliveryId,
+      'webhook.endpoint_id': begun.endpointId,
+      'webhook.event_type': begun.eventType,
+      'webhook.attempt_number': request.attemptNumber,
+      'webhook.trigger': request.trigger,
+      // The endpoint by its host only: a URL's path or query may hold a token. Neither the body nor a signature.
+      'server.address': new URL(endpoint.url).hostname,
+      'http.request.method': 'POST',
+    };
+    // The request carries this span's trace context to the endpoint (the sender sends the active span's).
+    return inSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const result = await this.deps.sender.send({
+        url: endpoint.url,
+        body: begun.payload,
+        headers: deliveryHeaders(signingSecrets(endpoint, this.deps.secretBox), { id: begun.deliveryId, eventType: begun.eventType, payload: begun.payload }, request.attemptNumber),
+        onProgress,
+      });
+      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+      if (result.failureKind !== null) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute('error.type', result.failureKind);
+      }
+      return result;
+    });
+  }
+
+  /** What only a failure or waiting deliveries need: the endpoint disabled, held deliveries woken, the breaker's move logged. */
+  private async afterFinish(begun: BegunAttempt, result: WebhookResult, finished: { transition: 'opened' | 'reopened' | 'closed' | null; wake: string[]; failing_ms: number | null } | null): Promise<void> {
+    const { endpointId, endpoint } = begun;
+    let toWake = finished?.wake ?? [];
+    if (endpoint.status === 'active') {
+      const em = this.em();
+      let disabled = false;
+      if (result.statusCode === 410) {
+        disabled = await disableEndpoint(em, this.deps.logger, endpointId, `The endpoint answered 410 Gone at ${new Date().toISOString()}`);
+      } else if (finished?.failing_ms !== null && finished?.failing_ms !== undefined && finished.failing_ms >= this.deps.webhooks.disableAfterMs) {
+        const hours = Math.round(finished.failing_ms / 360_000) / 10;
+        disabled = await disableEndpoint(em, this.deps.logger, endpointId, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
+      }
+      // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
+      if (disabled) toWake = await allHeldOf(em, endpointId);
+    }
+    if (toWake.length) await this.deps.wake(endpointId, toWake);
+    if (finished?.transition) {
+      this.deps.metrics.circuitTransitions.inc({ to: finished.transition === 'closed' ? 'closed' : 'open' });
+      this.deps.logger.info(
+        { endpointId, companyId: begun.companyId, circuit: finished.transition, lastError: result.error },
+        `circuit breaker of endpoint ${endpointId} ${finished.transition}`,
+      );
+    }
+  }
+
+  private em(): EntityManager {
+    return this.db;
+  }
+}
+
+/** How long past its deadline a handed-off attempt may take to be recorded before it counts as abandoned. */
+const ABANDONED_MARGIN_MS = 15_000;
+
+const attemptKey = (deliveryId: string, attemptNumber: number) => `${deliveryId}/${attemptNumber}`;
+
+/** The attempt asked for, when it was made already (a retry of its activity): answered from its record. */
+function finishedAttempt(begun: BegunAttempt, attemptNumber: number): MadeAttempt | null {
+  const { last } = begun;
+  if (!last || last.attemptNumber !== attemptNumber || last.outcome === 'in_progress') return null;
+  return {
+    outcome: last.outcome,
+    attemptNumber,
+    statusCode: last.statusCode,
+    durationMs: last.durationMs ?? 0,
+    error: last.error,
+    responseExcerpt: last.responseExcerpt,
+    retryAfterMs: null,
+  };
+}
+
+/** What an attempt to an endpoint that is not active comes to: a permanent failure, without sending. */
+function endpointNotActive(endpoint: BegunAttempt['endpoint']): WebhookResult {
+  const reason = endpoint.disabledReason ? `: ${endpoint.disabledReason}` : '';
+  return { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}${reason}`, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
+}
+
+async function allHeldOf(em: EntityManager, endpointId: string): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id`, [endpointId]);
+  return rows.map((r) => r.id);
+}
+
+const dateOf = (text: string | null) => (text === null ? null : new Date(text));
+
+function begunFrom(deliveryId: string, row: BeginRow): BegunAttempt {
+  const admission: BegunAttempt['admission'] =
+    row.throttled_for_ms !== null
+      ? { kind: 'throttled', throttledForMs: row.throttled_for_ms }
+      : row.admitted === true
+        ? { kind: 'admitted' }
+        : row.admitted === false
+          ? { kind: 'held', heldForMs: row.held_for_ms!, reason: row.held_reason! }
+          : null;
+  return {
+    deliveryId,
+    companyId: row.company_id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    isTest: row.is_test,
+    status: row.status,
+    deliveredAt: dateOf(row.delivered_at),
+    attemptNumber: row.attempt_number,
+    last:
+      row.last_attempt_number === null
+        ? null
+        : {
+            attemptNumber: row.last_attempt_number,
+            outcome: row.last_outcome!,
+            statusCode: row.last_status_code,
+            error: row.last_error,
+            durationMs: row.last_duration_ms,
+            responseExcerpt: row.last_response_excerpt,
+          },
+    endpoint: {
+      url: row.url,
+      status: row.endpoint_status,
+      disabledReason: row.disabled_reason,
+      secretSealed: row.secret_sealed,
+      previousSecretSealed: row.previous_secret_sealed,
+      previousSecretExpiresAt: dateOf(row.previous_secret_expires_at),
+      failing: row.endpoint_failing,
+      circuitState: row.circuit_state,
+    },
+    admission,
+  };
+}
