@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signWebhook } from '../../src/crypto/webhook-signature';
+import { SIGNATURE_CLOCK_SKEW_SECONDS, SIGNATURE_TOLERANCE_SECONDS, signWebhook } from '../../src/crypto/webhook-signature';
 import { admitRequest } from '../../src/domain/accounts/rate-limits';
 import { awayFromMinuteEdge } from '../helpers/processes';
 import { createTenant, envelope, type JsonResponse, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -53,6 +53,25 @@ describe('inbound retries', () => {
     // Now processed: the same bytes are a replay.
     expectReplayed(await send());
   }, 120_000);
+
+  it('keeps the record of a timestamp at the future edge until no api host within the clock skew allowance accepts it', async () => {
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const timestamp = Math.floor(Date.now() / 1000) + SIGNATURE_TOLERANCE_SECONDS;
+    const { send, signature } = signedRequest(stack, tenant, envelope('test.connection', { edge: 'future' }), timestamp);
+    expect((await send()).status).toBe(200);
+    expectReplayed(await send());
+    const [record] = await stack
+      .em()
+      .execute<{ expires: number }[]>('select extract(epoch from expires_at)::float8 as expires from inbound_signatures where api_key_id = ? and signature = ?', [
+        tenant.apiKeyId,
+        signature,
+      ]);
+    // Timestamps are compared in whole seconds: this host accepts it until timestamp + tolerance + 1; a host whose clock
+    // is behind ours by the allowance, that much longer.
+    const lastAccepted = timestamp + SIGNATURE_TOLERANCE_SECONDS + 1 + SIGNATURE_CLOCK_SKEW_SECONDS;
+    expect(record!.expires).toBeGreaterThanOrEqual(lastAccepted);
+    expect(record!.expires).toBeLessThan(lastAccepted + 5);
+  });
 
   it('keeps each record until its own expiry, whatever later requests of the key ask for theirs', async () => {
     const tenant = await createTenant(stack.orm, ['webhooks:inbound']);

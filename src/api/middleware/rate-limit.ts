@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { SIGNATURE_TOLERANCE_SECONDS } from '../../crypto/webhook-signature';
+import { signatureRecordSeconds } from '../../crypto/webhook-signature';
 import { admitRequest, type RateLimitDecision, type RateLimitPolicy } from '../../domain/accounts/rate-limits';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
@@ -34,10 +34,14 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
  */
 export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number; replayGuard?: boolean }): Middleware<AppState> {
   return async (ctx, next) => {
-    // A signature covers its timestamp, so a copy older than the tolerance is refused as stale anyway; signatures
-    // are kept twice as long.
+    // A signature covers its timestamp, so a copy is refused as stale once no api host accepts the timestamp; its
+    // record is kept until then.
     const signature = options.replayGuard
-      ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2, idempotencyKey: ctx.headers['idempotency-key'] === undefined ? null : ctx.get('Idempotency-Key') }
+      ? {
+          value: ctx.get('X-Webhook-Signature'),
+          ttlSeconds: signatureRecordSeconds(ctx.get('X-Webhook-Timestamp')),
+          idempotencyKey: ctx.headers['idempotency-key'] === undefined ? null : ctx.get('Idempotency-Key'),
+        }
       : null;
     const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature, options.multiplier);
     if (admission.outcome === 'revoked') throw invalidKey();
