@@ -1,8 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SIGNATURE_CLOCK_SKEW_SECONDS, SIGNATURE_TOLERANCE_SECONDS, signWebhook } from '../../src/crypto/webhook-signature';
 import { admitRequest } from '../../src/domain/accounts/rate-limits';
+import { type DevServer, startTemporalDevServer } from '../../src/temporal/dev-server';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
+import { projectCounts, projectData } from '../helpers/fixtures';
+import { freePort } from '../helpers/ports';
 import { awayFromMinuteEdge } from '../helpers/processes';
-import { createTenant, envelope, type JsonResponse, request, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
+import { createTenant, envelope, type JsonResponse, request, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
 
 /**
  * One inbound request, signed once and sent as often as a test likes: the very same bytes and headers, as generic
@@ -54,6 +61,23 @@ describe('inbound retries', () => {
     expectReplayed(await send());
   }, 120_000);
 
+  it('runs one of two copies sent at the same moment', async () => {
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const { send } = signedRequest(stack, tenant, envelope('customer.created', { name: 'Sent Twice At Once Ltd' }));
+    const responses = await Promise.all([send(), send()]);
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
+    expectReplayed(responses.find((r) => r.status === 409)!);
+  });
+
+  it('spends the signature of a request refused for its content: the same bytes again are a replay', async () => {
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const { send } = signedRequest(stack, tenant, envelope('customer.created', { name: '' }));
+    const refused = await send();
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'data.name' } });
+    expectReplayed(await send());
+  });
+
   it('keeps the record of a timestamp at the future edge until no api host within the clock skew allowance accepts it', async () => {
     const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
     const timestamp = Math.floor(Date.now() / 1000) + SIGNATURE_TOLERANCE_SECONDS;
@@ -85,4 +109,49 @@ describe('inbound retries', () => {
     expect(await admit('signed-far-ahead', 1)).toBe('replayed');
     expect(await admit('signed-long-ago', 1)).toBe('counted');
   });
+});
+
+/** A 503 while Temporal is away, on a Temporal server of this file's own (the shared one keeps serving the others). */
+describe('inbound retries after Temporal was away', () => {
+  let dir: string;
+  let temporalPort: number;
+  let temporal: DevServer;
+  let stack: TestStack;
+
+  const startTemporal = () => startTemporalDevServer({ dbFilename: path.join(dir, 'temporal.db'), port: temporalPort, namespace: 'default' });
+
+  beforeAll(async () => {
+    // Before the dev server: starting it would create the SDK runtime with its defaults.
+    installTemporalRuntime(process.env.LOG_LEVEL ?? 'silent');
+    dir = mkdtempSync(path.join(os.tmpdir(), 'inbound-retries-'));
+    temporalPort = await freePort();
+    temporal = await startTemporal();
+    stack = await startStack({ config: await testConfig({ TEMPORAL_ADDRESS: temporal.address }) });
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.close();
+    await temporal?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the same bytes once when they are sent again after 503s, once Temporal is back', async () => {
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const { send } = signedRequest(stack, tenant, envelope('project.created', projectData('RETRY-503')));
+    await temporal.stop();
+    let answer = await send();
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    temporal = await startTemporal();
+    // As a generic sender does: the same request again after each Retry-After, while the answer is a 503 (the api
+    // reconnects to Temporal within seconds of its return).
+    for (let attempt = 0; answer.status === 503 && attempt < 12; attempt++) {
+      await sleep(Number(answer.headers.get('retry-after')) * 1000);
+      answer = await send();
+    }
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ success: true, message: 'Project RETRY-503 created' });
+    expect(await projectCounts(stack, tenant.companyId)).toEqual({ customers: 1, locations: 1, contacts: 2, projects: 1 });
+    expectReplayed(await send());
+  }, 180_000);
 });

@@ -96,3 +96,11 @@ export async function admitRequest(
   };
 }
 
+/**
+ * Gives back the signature admitRequest recorded for a request without an Idempotency-Key that was not processed
+ * (it failed with a 5xx), so the same bytes are accepted again. Such a record can only be that request's: a copy
+ * without the key is refused while it exists, and one with a key never matches it.
+ */
+export async function releaseSignature(em: EntityManager, apiKeyId: string, signature: string): Promise<void> {
+  await em.execute('delete from inbound_signatures where api_key_id = ? and signature = ? and idempotency_key is null', [apiKeyId, signature]);
+}
