@@ -61,6 +61,24 @@ describe('inbound retries', () => {
     expectReplayed(await send());
   }, 120_000);
 
+  it("answers 100 copies of a processed request with 409s, then 429s, leaving the key's own budget alone", async () => {
+    await awayFromMinuteEdge();
+    const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
+    const { send } = signedRequest(stack, tenant, envelope('customer.created', { name: 'Copied Many Times Ltd' }));
+    expect((await send()).status).toBe(200);
+    const copies: JsonResponse[] = [];
+    for (let i = 0; i < 100; i++) copies.push(await send());
+    // Copies are counted with the requests whose signature fails: 20 a minute.
+    expect(copies.map((c) => c.status)).toEqual([...Array<number>(20).fill(409), ...Array<number>(80).fill(429)]);
+    expectReplayed(copies[19]!);
+    expect(copies[20]!.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { field: 'X-API-Key' } });
+    expect(Number(copies[99]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // The key's own requests: the first and this one counted, none of the copies.
+    const next = await sendInbound(stack.baseUrl, tenant, envelope('test.connection'));
+    expect(next.status).toBe(200);
+    expect(next.headers.get('ratelimit')).toMatch(/^"burst";r=48;t=\d+, "hour";r=998;t=\d+$/);
+  });
+
   it('runs one of two copies sent at the same moment', async () => {
     const tenant = await createTenant(stack.orm, ['webhooks:inbound']);
     const { send } = signedRequest(stack, tenant, envelope('customer.created', { name: 'Sent Twice At Once Ltd' }));

@@ -34,11 +34,13 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
  * With `replayGuard` (inbound), the signature is recorded in the same statement, while any api host would still
  * accept its timestamp, and a request whose signature is on record is a 409 REPLAYED_REQUEST, unless both carry the
  * same Idempotency-Key (which makes a resend safe; the signature does not cover the key, so a new key makes no copy
- * new). A signature is spent only by a request that is processed (answered 2xx, or 4xx about its content):
- * admit_request keeps none of a request it refuses with 429, and the signature of one that fails with a 5xx is given
- * back here, so the sender may resend the same bytes.
+ * new). Replays are counted with the requests whose signature fails (inbound_unsigned): a flood of copies meets 429s
+ * without using up the budget of the key's own requests. A signature is spent only by a request that is processed
+ * (answered 2xx, or 4xx about its content): admit_request keeps none of a request it refuses with 429, and the
+ * signature of one that fails with a 5xx is given back here, so the sender may resend the same bytes.
  */
 export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number; replayGuard?: boolean }): Middleware<AppState> {
+  const countReplay = options.replayGuard ? rateLimit('inbound_unsigned', { multiplier: options.multiplier }) : null;
   return async (ctx, next) => {
     const signature = options.replayGuard
       ? {
@@ -51,11 +53,13 @@ export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number
     if (admission.outcome === 'revoked') throw invalidKey();
     ctx.state.keyConfirmed = true;
     if (admission.outcome === 'replayed') {
-      throw new ApiError(
-        'REPLAYED_REQUEST',
-        'This signed request was already processed, or is being processed; sign each request anew (a new X-Webhook-Timestamp), or send an Idempotency-Key to resend one safely',
-        { field: 'X-Webhook-Signature', reason: 'already used' },
-      );
+      return countReplay!(ctx, () => {
+        throw new ApiError(
+          'REPLAYED_REQUEST',
+          'This signed request was already processed, or is being processed; sign each request anew (a new X-Webhook-Timestamp), or send an Idempotency-Key to resend one safely',
+          { field: 'X-Webhook-Signature', reason: 'already used' },
+        );
+      });
     }
     const { decision } = admission;
     const headers = rateLimitHeaders(decision, Math.floor(Date.now() / 1000));
