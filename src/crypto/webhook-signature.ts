@@ -4,6 +4,22 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /**
+ * How far apart the clocks of two api hosts (or of PostgreSQL before and after a failover) may be while the replay
+ * guard still holds. Hosts kept by NTP are milliseconds apart; this is for one that drifted.
+ */
+export const SIGNATURE_CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * How long, from now, the replay record of a signature made at `timestamp` must be kept: as long as this host would
+ * still accept the timestamp (verifyWebhookSignature compares whole seconds, so until timestamp + tolerance + 1), and
+ * SIGNATURE_CLOCK_SKEW_SECONDS more for a host whose clock is behind ours. A duration, not a point in time, so the
+ * database, which keeps the record by its own clock, need not agree with ours.
+ */
+export function signatureRecordSeconds(timestamp: string | number, nowMs = Date.now()): number {
+  return Math.ceil(Number(timestamp) + SIGNATURE_TOLERANCE_SECONDS + 1 - nowMs / 1000) + SIGNATURE_CLOCK_SKEW_SECONDS;
+}
+
+/**
  * The signature both directions use: lowercase hex HMAC-SHA256, keyed with the secret (its UTF-8 bytes),
  * over `<unix timestamp seconds>.<raw body>`.
  */

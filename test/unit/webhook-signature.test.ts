@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signWebhook, verifyWebhookSignature } from '../../src/crypto/webhook-signature';
+import { SIGNATURE_CLOCK_SKEW_SECONDS, signatureRecordSeconds, signWebhook, verifyWebhookSignature } from '../../src/crypto/webhook-signature';
 
 const secret = 'whsec_test';
 const body = '{"event_type":"test.connection","data":{}}';
@@ -41,6 +41,26 @@ describe('webhook signatures', () => {
     }
     const edge = String(now - 300);
     expect(verifyWebhookSignature({ secret, timestamp: edge, signature: signWebhook(secret, edge, body), rawBody: body, nowSeconds: now }).valid).toBe(true);
+  });
+
+  it('keeps a replay record while any host up to the skew allowance behind our clock would accept the timestamp', () => {
+    // Received at a fractional second; the timestamps at both edges of the tolerance and between.
+    const receivedSeconds = now + 0.7;
+    for (const timestamp of [now - 300, now, now + 300]) {
+      const recordSeconds = signatureRecordSeconds(timestamp, receivedSeconds * 1000);
+      const signature = signWebhook(secret, timestamp, body);
+      let lastAccepted = -Infinity;
+      // A host whose clock is `behind` seconds behind ours, asked `after` seconds after the receipt (by our clock).
+      for (const behind of [0, 0.5, 30, SIGNATURE_CLOCK_SKEW_SECONDS - 0.5, SIGNATURE_CLOCK_SKEW_SECONDS]) {
+        for (let after = 0; after <= 700; after += 0.25) {
+          const nowSeconds = Math.floor(receivedSeconds + after - behind);
+          if (verifyWebhookSignature({ secret, timestamp: String(timestamp), signature, rawBody: body, nowSeconds }).valid) lastAccepted = Math.max(lastAccepted, after);
+        }
+      }
+      expect(lastAccepted).toBeLessThan(recordSeconds);
+      // And not much longer: a second at most beyond the last moment a host accepts it.
+      expect(recordSeconds - lastAccepted).toBeLessThanOrEqual(1);
+    }
   });
 
   it('rejects missing or malformed headers before comparing', () => {

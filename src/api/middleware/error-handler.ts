@@ -11,7 +11,7 @@ interface HttpLikeError {
 }
 
 /** Turns anything thrown below into the spec's error body; unexpected errors are logged, never echoed. */
-function toApiError(error: unknown, method: string, path: string, requestId: string): ApiError {
+export function toApiError(error: unknown, method: string, path: string, requestId: string): ApiError {
   if (error instanceof ApiError) return error;
   const fromDatabase = apiErrorFromDatabase(error);
   if (fromDatabase) return fromDatabase;

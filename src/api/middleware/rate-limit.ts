@@ -1,9 +1,10 @@
 import type { Middleware } from 'koa';
-import { SIGNATURE_TOLERANCE_SECONDS } from '../../crypto/webhook-signature';
-import { admitRequest, type RateLimitDecision, type RateLimitPolicy } from '../../domain/accounts/rate-limits';
+import { signatureRecordSeconds } from '../../crypto/webhook-signature';
+import { admitRequest, type RateLimitDecision, type RateLimitPolicy, releaseSignature } from '../../domain/accounts/rate-limits';
 import { ApiError } from '../../errors';
 import type { AppState } from '../context';
 import { invalidKey } from './authenticate';
+import { toApiError } from './error-handler';
 
 /**
  * Response headers for a decision: the IETF RateLimit-Policy and RateLimit fields for every window, and the
@@ -27,27 +28,38 @@ export function rateLimitHeaders(decision: RateLimitDecision, nowSeconds: number
 }
 
 /**
- * Admits the request in one statement (admit_request): 401 when the key was revoked, 409 REPLAYED_REQUEST
- * with `replayGuard` for an inbound signature the key already sent, unless both carry the same Idempotency-Key
- * (which makes a resend safe; the signature does not cover the key, so a new key makes no copy new), then counts it against the key's budget (shared by all API
- * processes) and answers 429 past it.
+ * Admits the request in one statement (admit_request): 401 when the key was revoked, then counts it against the
+ * key's budget (shared by all API processes) and answers 429 past it.
+ *
+ * With `replayGuard` (inbound), the signature is recorded in the same statement, while any api host would still
+ * accept its timestamp, and a request whose signature is on record is a 409 REPLAYED_REQUEST, unless both carry the
+ * same Idempotency-Key (which makes a resend safe; the signature does not cover the key, so a new key makes no copy
+ * new). Replays are counted with the requests whose signature fails (inbound_unsigned): a flood of copies meets 429s
+ * without using up the budget of the key's own requests. A signature is spent only by a request that is processed
+ * (answered 2xx, or 4xx about its content): admit_request keeps none of a request it refuses with 429, and the
+ * signature of one that fails with a 5xx is given back here, so the sender may resend the same bytes.
  */
 export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number; replayGuard?: boolean }): Middleware<AppState> {
+  const countReplay = options.replayGuard ? rateLimit('inbound_unsigned', { multiplier: options.multiplier }) : null;
   return async (ctx, next) => {
-    // A signature covers its timestamp, so a copy older than the tolerance is refused as stale anyway; signatures
-    // are kept twice as long.
     const signature = options.replayGuard
-      ? { value: ctx.get('X-Webhook-Signature'), ttlSeconds: SIGNATURE_TOLERANCE_SECONDS * 2, idempotencyKey: ctx.headers['idempotency-key'] === undefined ? null : ctx.get('Idempotency-Key') }
+      ? {
+          value: ctx.get('X-Webhook-Signature'),
+          ttlSeconds: signatureRecordSeconds(ctx.get('X-Webhook-Timestamp')),
+          idempotencyKey: ctx.headers['idempotency-key'] === undefined ? null : ctx.get('Idempotency-Key'),
+        }
       : null;
     const admission = await admitRequest(ctx.state.em, ctx.state.principal.apiKeyId, policy, signature, options.multiplier);
     if (admission.outcome === 'revoked') throw invalidKey();
     ctx.state.keyConfirmed = true;
     if (admission.outcome === 'replayed') {
-      throw new ApiError(
-        'REPLAYED_REQUEST',
-        'This signed request was already received; sign each request anew (a new X-Webhook-Timestamp), or send an Idempotency-Key to resend one safely',
-        { field: 'X-Webhook-Signature', reason: 'already used' },
-      );
+      return countReplay!(ctx, () => {
+        throw new ApiError(
+          'REPLAYED_REQUEST',
+          'This signed request was already processed, or is being processed; sign each request anew (a new X-Webhook-Timestamp), or send an Idempotency-Key to resend one safely',
+          { field: 'X-Webhook-Signature', reason: 'already used' },
+        );
+      });
     }
     const { decision } = admission;
     const headers = rateLimitHeaders(decision, Math.floor(Date.now() / 1000));
@@ -60,6 +72,18 @@ export function rateLimit(policy: RateLimitPolicy, options: { multiplier: number
         reason: `rate limit exceeded: ${exhausted.join(', ')}`,
       });
     }
-    await next();
+    // With an Idempotency-Key the signature stays bound to the key: a resend with the key gets through as it is, and
+    // the record may be an earlier request's with the same key.
+    if (!signature || signature.idempotencyKey !== null) return next();
+    try {
+      await next();
+    } catch (error) {
+      if (toApiError(error, ctx.method, ctx.path, ctx.state.requestId).status >= 500) {
+        await releaseSignature(ctx.state.em, ctx.state.principal.apiKeyId, signature.value).catch((releaseError: unknown) =>
+          ctx.state.log.warn({ err: releaseError }, 'the signature of a failed request could not be given back; its resend will be refused as a replay'),
+        );
+      }
+      throw error;
+    }
   };
 }

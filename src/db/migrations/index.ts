@@ -18,6 +18,7 @@ import { Migration20261128000000EndpointAdmission } from './Migration20261128000
 import { Migration20261129000000QueuedStarts } from './Migration20261129000000QueuedStarts';
 import { Migration20261130000000TraceContext } from './Migration20261130000000TraceContext';
 import { Migration20261201000000SignatureIdempotencyKey } from './Migration20261201000000SignatureIdempotencyKey';
+import { Migration20261202000000InboundRetries } from './Migration20261202000000InboundRetries';
 import { Migration20261203000000DeliveryEngine } from './Migration20261203000000DeliveryEngine';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
@@ -41,5 +42,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261129000000QueuedStarts', class: Migration20261129000000QueuedStarts },
   { name: 'Migration20261130000000TraceContext', class: Migration20261130000000TraceContext },
   { name: 'Migration20261201000000SignatureIdempotencyKey', class: Migration20261201000000SignatureIdempotencyKey },
+  { name: 'Migration20261202000000InboundRetries', class: Migration20261202000000InboundRetries },
   { name: 'Migration20261203000000DeliveryEngine', class: Migration20261203000000DeliveryEngine },
 ];

@@ -59,10 +59,11 @@ const ADMIT_REQUEST = new PreparedStatement<{ outcome: 'revoked' | 'replayed' | 
 
 /**
  * Admits a request of `apiKeyId` (admit_request() in PostgreSQL, so all API processes share one budget):
- * refuses a revoked key, records `signature` when given (refusing one the key already sent within
- * `signatureTtlSeconds`, unless both came with the same Idempotency-Key), then counts the request against every window of the policy at once, each limit
- * multiplied by `multiplier` (RATE_LIMIT_MULTIPLIER: 1 but in load and fuzz tests). Nothing is counted for a
- * revoked key, a replay, or a request over a limit.
+ * refuses a revoked key, records `signature` when given for `ttlSeconds` (refusing one the key sent before and
+ * still on record, unless both came with the same Idempotency-Key), then counts the request against every window of
+ * the policy at once, each limit multiplied by `multiplier` (RATE_LIMIT_MULTIPLIER: 1 but in load and fuzz tests).
+ * Nothing is counted for a revoked key, a replay, or a request over a limit, and a request over a limit leaves no
+ * signature on record.
  */
 export async function admitRequest(
   em: EntityManager,
@@ -93,4 +94,13 @@ export async function admitRequest(
       }),
     },
   };
+}
+
+/**
+ * Gives back the signature admitRequest recorded for a request without an Idempotency-Key that was not processed
+ * (it failed with a 5xx), so the same bytes are accepted again. Such a record can only be that request's: a copy
+ * without the key is refused while it exists, and one with a key never matches it.
+ */
+export async function releaseSignature(em: EntityManager, apiKeyId: string, signature: string): Promise<void> {
+  await em.execute('delete from inbound_signatures where api_key_id = ? and signature = ? and idempotency_key is null', [apiKeyId, signature]);
 }
