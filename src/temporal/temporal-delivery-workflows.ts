@@ -57,10 +57,9 @@ async function startDeliveryRun(
         ...(delivery.eventId ? [{ key: EVENT_ID, value: delivery.eventId }] : []),
         { key: DELIVERY_STATUS, value: 'pending' },
       ],
+      // No static details: each run's copy of them cost the dev server a tenth of a delivery's CPU (docs/benchmarks.md);
+      // what to do about a run says its current details once it retries or fails, and the update "rerun" its description.
       staticSummary: `${input.eventType} → ${delivery.endpointUrl}`,
-      staticDetails:
-        `Delivery ${input.deliveryId} (X-Webhook-ID) of company ${input.companyId} to endpoint ${input.endpointId}. ` +
-        'Re-run it with the update "rerun" (More Actions → Send an Update) while it runs, or "Start Workflow Like This One" once it has closed.',
     });
     return true;
   } catch (error) {
