@@ -18,7 +18,8 @@ import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflo
 import { DeliveryAttempts } from '../delivery/attempt';
 import { wakeHeld } from '../delivery/endpoint-admission';
 import { createWebhookSender } from '../delivery/webhook-sender';
-import { workersSharingOneWorkflowThread } from './shared-workflow-thread';
+import { watchEventLoop } from './event-loop-watch';
+import { workersRunningWorkflowsInProcess } from './in-process-workflows';
 import { bundleWorkflowsApart } from './workflow-bundle';
 
 export interface RunningWorker {
@@ -129,10 +130,12 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   // Bundled once for all the Workers.
   const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflowsApart(tracing !== null);
   const traced = tracing ? await tracingOptions(tracing) : {};
-  // The Workers of this process run their workflows on one thread (the drain queue's too).
-  const SharingWorker = workersSharingOneWorkflowThread();
+  // The Workers of this process run their workflows in its own thread (the drain queue's too), watched for a workflow
+  // that never yields.
+  const InProcessWorker = workersRunningWorkflowsInProcess();
+  const stopWatching = watchEventLoop();
   const createWorker = (taskQueue: string, slots: WorkerSlots) =>
-    SharingWorker.create({
+    InProcessWorker.create({
       ...traced,
       connection,
       namespace: config.temporal.namespace,
@@ -192,6 +195,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     .finally(async () => {
       // Attempts handed off by a run's first task finish and are recorded before the connections close.
       await deliveryAttempts.settled();
+      await stopWatching();
       sender.close();
       await metricsServer.close();
       await connection.close();

@@ -62,16 +62,16 @@ describe('task queues and fairness', () => {
   });
 });
 
-describe("the worker's workflow thread", () => {
+describe("the worker's threads", () => {
   /** Node's worker threads in this process, by the name Linux shows for them. */
-  const workflowThreads = () => readdirSync('/proc/self/task').filter((task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'WorkerThread').length;
+  const workerThreads = () => readdirSync('/proc/self/task').filter((task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'WorkerThread').length;
 
-  it('runs the workflows of both task queues on one thread, which ends when the worker stops', async () => {
+  it("runs the workflows of both task queues in the process's own thread (no workflow thread), with one thread watching its event loop, gone when the worker stops", async () => {
     const config = await testConfig();
     const stack = await startStack({ worker: false, dispatcher: true, config });
     const hook = await startReceiver();
     try {
-      const before = workflowThreads();
+      const before = workerThreads();
       const worker = await startWorker({
         config,
         orm: stack.orm,
@@ -81,7 +81,7 @@ describe("the worker's workflow thread", () => {
       });
       try {
         expect([...worker.workers.keys()]).toEqual([config.temporal.taskQueues.operations, config.temporal.taskQueues.deliveries]);
-        expect(workflowThreads()).toBe(before + 1);
+        expect(workerThreads()).toBe(before + 1);
         const tenant = await createTenant(stack.orm, ['admin']);
         await registerEndpoint(stack, (await addApiKey(stack, tenant)).key, { url: hook.url, event_types: ['project.created'] });
         const created = await sendInbound(stack.baseUrl, tenant, envelope('project.created', projectData('T-1')));
@@ -91,7 +91,7 @@ describe("the worker's workflow thread", () => {
       } finally {
         await worker.close();
       }
-      expect(workflowThreads()).toBe(before);
+      expect(workerThreads()).toBe(before);
     } finally {
       await hook.close();
       await stack.close();
