@@ -32,6 +32,8 @@ export interface DeliveryCost {
   /** Events of one delivered run's history, by type, in order. */
   history: string[];
   latency: { p50: number; p99: number; max: number };
+  /** Deliveries received a second, from the first commit to the last receipt. */
+  deliveredPerSecond: number;
 }
 
 export interface DeliveryCostSettings {
@@ -63,13 +65,14 @@ async function statementsCounted(db: Pool): Promise<boolean> {
 export async function measureDeliveryCost(db: Pool, temporal: TemporalClient, worker: NodeProcess, probe: DeliveryProbe, settings: DeliveryCostSettings): Promise<DeliveryCost> {
   // Warmed up first: the first runs compile the worker's code paths and open its connections.
   await probe.run(settings.perSecond, 2);
+  await waitForRunsToClose(db, 60_000);
   const counted = await statementsCounted(db);
   const before = { worker: worker.cpuSeconds(), threads: threadCpuSeconds(worker.child.pid!), servers: settings.serverCpu() };
   const around = settings.around ?? ((work) => work());
   const run = await around(async () => {
     const result = await probe.run(settings.perSecond, settings.seconds);
     // The run's last workflow tasks and records come after the last receipt.
-    await waitForRunsToClose(db, 10_000);
+    await waitForRunsToClose(db, 60_000);
     return result;
   });
   const workerCpu = worker.cpuSeconds() - before.worker;
@@ -95,6 +98,7 @@ export async function measureDeliveryCost(db: Pool, temporal: TemporalClient, wo
     serverCpuMs,
     history: await historyOfLastDelivery(db, temporal),
     latency: run.latency,
+    deliveredPerSecond: run.perSecond,
   };
 }
 
@@ -136,7 +140,12 @@ export function describeDeliveryCost(cost: DeliveryCost): string {
   );
 }
 
-export interface DeliveryCostPhaseSettings extends Omit<DeliveryCostSettings, 'serverCpu'> {
+export interface DeliveryCostPhaseSettings {
+  /** The steady rate: one event a batch, every statement of a delivery its own (the most statements a delivery makes). */
+  steadyPerSecond: number;
+  /** The backlog's rate: more than the worker takes up, so that a backlog waits throughout (as in phase 11). */
+  backlogPerSecond: number;
+  seconds: number;
   /** The Temporal server the phase's worker uses, with the CPU seconds used so far by its processes, by part. */
   temporal: { address: string; cpuSeconds: () => Record<string, number> };
   /** `--cpu-prof` of the worker into this folder when given. */
@@ -144,8 +153,17 @@ export interface DeliveryCostPhaseSettings extends Omit<DeliveryCostSettings, 's
   around?: DeliveryCostSettings['around'];
 }
 
-/** measureDeliveryCost with a worker and an api of the phase's own on the run's database and `settings.temporal`. */
-export async function deliveryCostPhase(servers: Servers, compiled: CompiledProject, logDir: string, name: string, settings: DeliveryCostPhaseSettings): Promise<DeliveryCost> {
+/**
+ * measureDeliveryCost at the steady rate, then with a backlog waiting, with a worker and an api of the phase's own on
+ * the run's database and `settings.temporal`.
+ */
+export async function deliveryCostPhase(
+  servers: Servers,
+  compiled: CompiledProject,
+  logDir: string,
+  name: string,
+  settings: DeliveryCostPhaseSettings,
+): Promise<{ steady: DeliveryCost; backlog: DeliveryCost }> {
   const env = { ...phaseEnv(servers, name), TEMPORAL_ADDRESS: settings.temporal.address, WEBHOOK_ALLOW_LOOPBACK: 'true' };
   const processes: NodeProcess[] = [];
   const orm = await connectOrm(servers.databaseUrl, 2);
@@ -169,7 +187,8 @@ export async function deliveryCostPhase(servers: Servers, compiled: CompiledProj
     const { probe } = await probeDeliveriesOf(db, `http://127.0.0.1:${apiPort}`, tenant, receiver);
     temporal = new TemporalClient({ connection: await Connection.connect({ address: settings.temporal.address }) });
     const serverCpu = () => ({ ...servers.cpuSeconds(), ...settings.temporal.cpuSeconds() });
-    return await measureDeliveryCost(db, temporal, worker, probe, { perSecond: settings.perSecond, seconds: settings.seconds, serverCpu, around: settings.around });
+    const measure = (perSecond: number) => measureDeliveryCost(db, temporal!, worker, probe, { perSecond, seconds: settings.seconds, serverCpu, around: settings.around });
+    return { steady: await measure(settings.steadyPerSecond), backlog: await measure(settings.backlogPerSecond) };
   } finally {
     await temporal?.connection.close();
     await receiver?.close();

@@ -12,14 +12,11 @@ export interface DeliveredEvent {
 
 /** The steps of one delivery, in order, each as ms after its event's commit returned. */
 export const TIMELINE_STEPS = [
-  ['dispatched', "the dispatcher's batch took the event (outbox dispatched_at: its transaction's start)"],
+  ['written', 'the dispatcher wrote the delivery (its row, committed before the run starts)'],
   ['runStarted', 'Temporal recorded the run (WorkflowExecutionStarted)'],
-  ['firstTaskStarted', 'a worker took its first workflow task'],
-  ['firstTaskCompleted', 'that task completed: the plan (a local activity) and the attempt scheduled'],
-  ['attemptStarted', 'a worker took the attempt activity'],
-  ['received', 'the receiver had the request'],
-  ['attemptCompleted', 'the attempt recorded and its activity completed'],
-  ['runClosed', 'the run closed'],
+  ['firstTaskStarted', 'a worker took its first workflow task (in the start\'s answer: eager start)'],
+  ['received', 'the receiver had the request (the first attempt, made by that task\'s local activity)'],
+  ['firstTaskCompleted', 'that task completed: the attempt recorded, the run closed'],
 ] as const;
 
 export type TimelineStep = (typeof TIMELINE_STEPS)[number][0];
@@ -36,29 +33,21 @@ const millis = (event: HistoryEvent | undefined): number => {
  * run's history in Temporal (event times are the server's), and the receiver's clock; all on one machine.
  */
 export async function timelineOf(db: Pool, temporal: TemporalClient, delivered: DeliveredEvent): Promise<Timeline> {
-  const { rows } = await db.query<{ id: string; dispatched_at: Date }>(
-    'select d.id, o.dispatched_at from webhook_deliveries d join outbox_events o on o.id = d.event_id where d.event_id = $1',
-    [delivered.eventId],
-  );
+  const { rows } = await db.query<{ id: string; created_at: Date }>('select id, created_at from webhook_deliveries where event_id = $1', [delivered.eventId]);
   const [row] = rows;
   if (!row) throw new Error(`no delivery of event ${delivered.eventId}`);
   const run = temporal.workflow.getHandle(deliveryWorkflowId(row.id));
-  // Once the run has closed: the server writes an activity's started event only with its completion, which may come
-  // after the receipt.
   await run.result();
   const history = await run.fetchHistory();
   const events = history.events ?? [];
   const first = (has: (event: HistoryEvent) => unknown) => events.find((event) => has(event));
   const since = (at: number) => at - delivered.committedAt;
   return {
-    dispatched: since(row.dispatched_at.getTime()),
+    written: since(row.created_at.getTime()),
     runStarted: since(millis(first((e) => e.workflowExecutionStartedEventAttributes))),
     firstTaskStarted: since(millis(first((e) => e.workflowTaskStartedEventAttributes))),
-    firstTaskCompleted: since(millis(first((e) => e.workflowTaskCompletedEventAttributes))),
-    attemptStarted: since(millis(first((e) => e.activityTaskStartedEventAttributes))),
     received: since(delivered.receivedAt),
-    attemptCompleted: since(millis(first((e) => e.activityTaskCompletedEventAttributes))),
-    runClosed: since(millis(events.at(-1))),
+    firstTaskCompleted: since(millis(first((e) => e.workflowTaskCompletedEventAttributes))),
   };
 }
 

@@ -26,6 +26,8 @@ export interface ProductionCeilingSettings {
   serverDir: string;
   /** Phase 6's figures on the dev server, when this run measured them: not measured again. */
   devServer: SustainedDeliveries | null;
+  /** More to measure on the Temporal server with PostgreSQL while it runs (phase 12's delivery cost). */
+  alsoOnPostgres?: (temporal: { address: string; cpuSeconds: () => Record<string, number> }) => Promise<void>;
 }
 
 export interface ProductionCeilingResult {
@@ -97,6 +99,7 @@ export async function productionCeilingPhase(servers: Servers, compiled: Compile
   try {
     console.log(`6e: Temporal server on PostgreSQL ready in ${((Date.now() - started) / 1000).toFixed(1)} s (${temporal.address}).`);
     const postgres = await measureOn('temporal-postgres', temporal.address, () => temporal.cpuSeconds(), servers, compiled, logDir, settings);
+    await settings.alsoOnPostgres?.({ address: temporal.address, cpuSeconds: () => temporal.cpuSeconds() });
     return { devServer, postgres: { ...postgres, startSeconds: temporal.startSeconds, postgresSettings: temporal.postgresSettings } };
   } finally {
     await temporal.stop();

@@ -38,6 +38,8 @@ describe('benchmark', () => {
       '7. 100,000 work orders, GET /work-orders?limit=100&after=',
       '8. GET /webhook-deliveries',
       '8b. Retention run',
+      '12. Worker CPU per delivered event',
+      '12. SQL statements per delivered event',
       'RSS under load: api process',
       'RSS under load: worker process',
       '9. Isolation',
