@@ -310,8 +310,8 @@ export const SETTINGS = {
   },
   DELIVERY_WORKFLOW_TASK_SLOTS: {
     description:
-      "workflow tasks the worker runs at once on the deliveries task queue (at most WORKER_MAX_CACHED_WORKFLOWS); a run's first task makes its first attempt (up to a second of waiting for the endpoint's answer), so this many first attempts at once; not many more, since tasks beyond what the worker takes up only queue inside it, where Temporal's fairness between companies cannot order them",
-    default: '16',
+      "workflow tasks the worker runs at once on the deliveries task queue (at most WORKER_MAX_CACHED_WORKFLOWS); a run's first task makes its first attempt (up to a second of waiting for the endpoint's answer), so this many first attempts at once, slow endpoints' among them",
+    default: '64',
     parse: integer(2, 10_000),
   },
   DRAIN_ACTIVITY_SLOTS: { description: 'activities the worker runs at once on TEMPORAL_DRAIN_TASK_QUEUE while it drains', default: '10', parse: integer(1, 10_000) },

@@ -59,6 +59,15 @@ function addStateGauges(registry: Registry, orm: Orm): void {
     },
   });
   new Gauge({
+    name: 'webhook_deliveries_deferred',
+    help: 'Deliveries waiting for room at their endpoint without a run yet (their endpoint has as many runs as it may); their runs start as it makes room.',
+    registers: [registry],
+    async collect() {
+      const [row] = await em().execute<{ count: string }[]>('select count(*) as count from webhook_deliveries where deferred_since is not null');
+      this.set(Number(row?.count ?? 0));
+    },
+  });
+  new Gauge({
     name: 'webhook_alerts_open',
     help: 'Alerts not resolved yet, by kind (delivery_failed, endpoint_disabled).',
     labelNames: ['kind'],

@@ -160,6 +160,12 @@ export const RERUN_UPDATE_DESCRIPTION =
  */
 export const endpointReadySignal = defineSignal('endpointReady');
 
+/**
+ * Sent to a delivery waiting for its next retry when its endpoint was disabled or deleted: it makes that attempt now,
+ * which fails for good without sending (the endpoint is not active), instead of waiting up to hours to learn it.
+ */
+export const endpointEndedSignal = defineSignal('endpointEnded');
+
 const MAX_REASON_LENGTH = 500;
 
 /** Refuses a re-run request that is not `{}` or `{"reason": "<up to 500 characters>"}`; the UI shows the message. */

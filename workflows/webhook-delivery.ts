@@ -30,6 +30,7 @@ import {
   DELIVERY_FAILED,
   type FirstAttempt,
   describeFailure,
+  endpointEndedSignal,
   endpointReadySignal,
   RERUN_UPDATE_DESCRIPTION,
   type RerunResult,
@@ -110,6 +111,10 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
     },
   );
   // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
+  let endpointEnded = false;
+  setHandler(endpointEndedSignal, () => {
+    endpointEnded = true;
+  });
   let endpointReady = false;
   setHandler(endpointReadySignal, () => {
     endpointReady = true;
@@ -219,6 +224,15 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
     return condition(() => requested > served, ms, { summary });
   }
 
+  /**
+   * Waits up to `ms` for the next retry, or less: a re-run request (true: the next attempt serves it) or the endpoint
+   * ended (the next attempt fails at once, without sending).
+   */
+  async function retryWait(ms: number, summary: string): Promise<boolean> {
+    await condition(() => requested > served || endpointEnded, ms, { summary });
+    return requested > served;
+  }
+
   /** Answers the re-run requests made up to `upTo` with the attempt just made. */
   function answerReruns(outcome: AttemptOutcome, upTo = requested): void {
     lastManual = outcome.delivered
@@ -283,7 +297,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
         const next = new Date(Date.now() + wait).toISOString();
         show('retrying', `Attempt ${attemptNumber} failed: ${describeFailure(lastFailure)}. Next attempt at ${next}. ${UPDATE_HINT}`);
         const nextAttemptInMs = waits[i + 1] ?? null;
-        outcome = (await rerunRequested(wait, `Attempt ${attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
+        outcome = (await retryWait(wait, `Attempt ${attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
           ? await manualAttempt(nextAttemptInMs)
           : await attempt('automatic', nextAttemptInMs);
       }

@@ -125,14 +125,13 @@ export async function wakeHeld(em: EntityManager, deliveryWorkflows: DeliveryWor
   }
 }
 
-/** The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight`, late ones included (as oldestHeld). */
+/**
+ * The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight` not kept for deliveries woken
+ * a moment ago, marked woken (held_to_wake, src/db/migrations/Migration20261203000000DeliveryEngine.ts).
+ */
 async function heldToWake(em: EntityManager, endpointId: string, maxInFlight: number): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>(
-    `select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id
-      limit greatest(0, ? - (select count(*) from webhook_endpoint_slots where endpoint_id = ? and expires_at > clock_timestamp()))`,
-    [endpointId, maxInFlight, endpointId],
-  );
-  return rows.map((r) => r.id);
+  const [row] = await em.execute<{ wake: string[] }[]>('select held_to_wake(?, ?) as wake', [endpointId, maxInFlight]);
+  return row!.wake;
 }
 
 /**
@@ -141,10 +140,9 @@ async function heldToWake(em: EntityManager, endpointId: string, maxInFlight: nu
  */
 export async function closeCircuit(em: EntityManager, settings: AdmissionSettings, endpointId: string): Promise<string[]> {
   return em.transactional(async (tx) => {
-    await tx.execute(
-      `update webhook_endpoints set ${CLOSED_CIRCUIT} where id = ?`,
-      [endpointId],
-    );
+    await tx.execute(`update webhook_endpoints set ${CLOSED_CIRCUIT} where id = ?`, [endpointId]);
+    // The dispatchers start the endpoint's deferred deliveries, as it makes room.
+    await tx.execute('select notify_endpoint_room(?)', [endpointId]);
     return heldToWake(tx, endpointId, settings.maxInFlight);
   });
 }
@@ -155,10 +153,11 @@ export async function allHeld(em: EntityManager, endpointId: string): Promise<st
   return rows.map((r) => r.id);
 }
 
-/** How many of the endpoint's deliveries wait for it now. */
+/** How many of the endpoint's deliveries wait for it now: runs it holds, and deliveries deferred without a run. */
 export async function heldCount(em: EntityManager, endpointId: string): Promise<number> {
   const [row] = await em.execute<{ count: string }[]>(
-    `select count(*) as count from webhook_deliveries where endpoint_id = ? and held_until > clock_timestamp() - ${HELD_GRACE}`,
+    `select count(*) as count from webhook_deliveries
+      where endpoint_id = ? and (held_until > clock_timestamp() - ${HELD_GRACE} or deferred_since is not null)`,
     [endpointId],
   );
   return Number(row?.count ?? 0);
@@ -166,5 +165,5 @@ export async function heldCount(em: EntityManager, endpointId: string): Promise<
 
 /** The run stopped waiting for good (delivered elsewhere, cancelled, failed): it no longer holds anyone back. */
 export async function clearHold(em: EntityManager, deliveryId: string): Promise<void> {
-  await em.execute('update webhook_deliveries set held_reason = null, held_until = null where id = ? and held_until is not null', [deliveryId]);
+  await em.execute('update webhook_deliveries set held_reason = null, held_until = null, woken_at = null where id = ? and held_until is not null', [deliveryId]);
 }

@@ -79,9 +79,21 @@ export async function getEndpoint(em: EntityManager, companyId: string, id: stri
   return endpoint;
 }
 
-/** Wakes the deliveries an endpoint no longer active holds: each fails at once instead of waiting for its next look. */
+/**
+ * Ends what waits for an endpoint no longer active: its deferred deliveries are cancelled, and the runs it holds or
+ * that wait for their next retry make their attempt now, which fails at once without sending.
+ */
 async function releaseHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpoint: WebhookEndpoint): Promise<void> {
-  if (endpoint.status !== 'active') await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id));
+  if (endpoint.status === 'active') return;
+  await cancelDeferred(em, endpoint.id);
+  await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id));
+  const retrying = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and status = 'retrying' and held_until is null`, [endpoint.id]);
+  await deliveryWorkflows.endpointEnded(retrying.map((row) => row.id));
+}
+
+/** Cancels the deliveries of an endpoint no longer active that wait without a run, saying why (cancel_deferred_deliveries). */
+export async function cancelDeferred(em: EntityManager, endpointId: string): Promise<void> {
+  await em.execute('select cancel_deferred_deliveries(?)', [endpointId]);
 }
 
 /** Changes only the fields given; a new URL is checked like a registration. */
@@ -131,6 +143,7 @@ export async function disableEndpoint(em: EntityManager, logger: Logger, endpoin
     [reason, endpointId],
   );
   if (!endpoint) return false;
+  await cancelDeferred(em, endpointId);
   const message = `Endpoint ${endpoint.url} was disabled: ${reason}. Re-enable it with PUT /api/v1/webhook-endpoints/${endpointId} {"status": "active"}.`;
   await em.execute(
     `insert into webhook_alerts (id, company_id, created_at, updated_at, kind, endpoint_id, attempt_count, message)

@@ -4,13 +4,13 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { PreparedStatement } from '../db/prepared-statement';
-import { isSubscribed } from './subscriptions';
-import type { PayloadShape } from './webhook-endpoint.entity';
 import type { Logger } from '../logger';
 import type { DeliveryToStart, DeliveryWorkflows } from '../temporal/delivery-workflows';
-import { deliveryBody } from './delivery-body';
 import { CompanyDispatchRate } from './company-dispatch-rate';
 import { CompanyQueuedStarts } from './company-queued-starts';
+import { deliveryBody } from './delivery-body';
+import { isSubscribed } from './subscriptions';
+import type { PayloadShape } from './webhook-endpoint.entity';
 
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
 const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
@@ -19,20 +19,43 @@ const BATCH_SIZE = 100;
 const EVENTS_PER_COMPANY = 20;
 const STARTS_IN_PARALLEL = 16;
 /**
- * How long a dispatcher holds the events it claimed while it writes their deliveries and starts their runs: past it,
- * another dispatcher takes them (this one died), writes the same deliveries (kept, as their ids are derived) and finds
- * their runs started.
+ * How long a dispatcher holds what it claimed (events to write deliveries of, deliveries to start the runs of): past
+ * it, another dispatcher takes them (this one died), and finds what was done already (delivery ids are derived, a run
+ * id is started once).
  */
 const CLAIM_SECONDS = 30;
 
+export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
+
 /**
- * Claims the next batch in one statement: each company with waiting events (found by a loose index scan), its oldest
- * EVENTS_PER_COMPANY, taken in turns (every company's first event, then every company's second, and so on; a company's
- * events stay in order), skipping those another dispatcher holds; with the claimed events, their companies' active
- * endpoints and (when $5) each company's deliveries waiting in Temporal's queue (started within the last two minutes,
- * an older one's run is gone or the workers are down, and not yet begun: neither held, admitted nor attempted).
+ * The runs an endpoint has that occupy it, by count: attempts in flight (live slots), runs it holds, runs started and
+ * not begun yet (or being started), and, while it fails, runs waiting to retry. `$n` is the endpoint's id.
  */
-const CLAIM = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
+const OPEN_RUNS = (endpoint: string) => `(
+  (select count(*) from webhook_endpoint_slots s where s.endpoint_id = ${endpoint} and s.expires_at > now())
+  + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null)
+  + (select count(*) from webhook_deliveries d
+      where d.endpoint_id = ${endpoint} and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
+        and (d.deferred_since is null or d.start_claimed_until > now())
+        and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
+        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id))
+  + (select count(*) from webhook_deliveries d, webhook_endpoints f
+      where f.id = ${endpoint} and f.failing_since is not null and d.endpoint_id = f.id and d.status = 'retrying' and d.held_until is null)
+)::int`;
+
+/** Whether an endpoint has deliveries deferred and not being started: new ones wait behind them. */
+const DEFERRING = (endpoint: string) =>
+  `exists (select 1 from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now()))`;
+
+/**
+ * Claims the next batch of events in one statement: each company with waiting events (found by a loose index scan),
+ * its oldest EVENTS_PER_COMPANY, taken in turns (every company's first event, then every company's second, and so on; a
+ * company's events stay in order), skipping those another dispatcher holds; with the claimed events, their companies'
+ * active endpoints (each with its open runs and whether it defers) and (when $4) each company's deliveries waiting in
+ * Temporal's queue (started within the last two minutes, an older one's run is gone or the workers are down, and not
+ * yet begun: neither held, admitted nor attempted).
+ */
+const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
   'claim_outbox_events',
   `with recursive companies(company_id) as (
      (select company_id from outbox_events where dispatched_at is null order by company_id limit 1)
@@ -47,45 +70,101 @@ const CLAIM = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { 
           where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
           order by o.created_at, o.id limit $1
        ) waiting
-      where c.company_id <> all($2::uuid[])
    ), picked as (
      select o.id from outbox_events o join turns t on t.id = o.id
       where o.dispatched_at is null and (o.claimed_until is null or o.claimed_until < now())
-      order by t.turn, o.created_at, o.id limit $3 for update of o skip locked
+      order by t.turn, o.created_at, o.id limit $2 for update of o skip locked
    ), claimed as (
-     update outbox_events o set claimed_until = now() + $4 * interval '1 second' from picked where o.id = picked.id
+     update outbox_events o set claimed_until = now() + $3 * interval '1 second' from picked where o.id = picked.id
      returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
    )
    select
      (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select id, company_id, api_key_id, url, event_types, payload_shape from webhook_endpoints
-         where status = 'active' and company_id in (select company_id from claimed)) e) as endpoints,
+        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS('e.id')} as open, ${DEFERRING('e.id')} as deferring
+          from webhook_endpoints e
+         where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (
         select d.company_id, count(*)::int as queued from webhook_deliveries d
-         where $5 and d.company_id in (select company_id from claimed)
+         where $4 and d.company_id in (select company_id from claimed)
            and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
+           and (d.deferred_since is null or d.start_claimed_until > now())
            and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
            and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
          group by d.company_id) q) as queued`,
 );
 
 /**
- * Writes deliveries ($1, a JSON array) and lets go of the claimed events not taken ($2), in one statement. A
- * microsecond apart in event order: an endpoint's deliveries are ordered by created_at (held ones are let through
- * oldest first), and one statement's now() would leave a batch's in the random order of their ids.
+ * Writes the claimed events' deliveries ($1, a JSON array) and marks the events dispatched, in one statement. Every
+ * delivery is written deferred (its run not known to be started); those to start now ($2) with a claim of CLAIM_SECONDS,
+ * cleared once their runs are started. A microsecond apart in event order: an endpoint's deliveries are ordered by
+ * created_at (held and deferred ones go oldest first), and one statement's now() would leave a batch's in the random
+ * order of their ids.
  */
 const WRITE_DELIVERIES = new PreparedStatement(
   'write_outbox_deliveries',
-  `with let_go as (update outbox_events set claimed_until = null where id = any($2::uuid[]))
-   insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, created_at, updated_at)
-   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now() + (d.n - 1) * interval '1 microsecond', now()
+  `with dispatched as (update outbox_events set dispatched_at = now(), claimed_until = null where id = any($3::uuid[]))
+   insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, deferred_since, start_claimed_until, created_at, updated_at)
+   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now(),
+          case when d.id = any($2::uuid[]) then now() + $4 * interval '1 second' end, now() + (d.n - 1) * interval '1 microsecond', now()
      from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text))
           with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, n)
    on conflict (event_id, endpoint_id) do nothing`,
 );
 
-export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
+/**
+ * Claims deferred deliveries to start, in one statement: each endpoint that has some (a loose index scan), as many of
+ * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted), skipping those another dispatcher is starting;
+ * the deferred deliveries of endpoints no longer active are cancelled, saying why. The ones claimed are marked held (they
+ * waited already): their runs, started together, are let through by their endpoint oldest first, as held ones are. With them (when $3), their
+ * companies' deliveries waiting in Temporal's queue, as CLAIM_EVENTS counts them.
+ */
+const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancelled: number; queued: { company_id: string; queued: number }[] }>(
+  'claim_deferred_deliveries',
+  `with recursive waiting(endpoint_id) as (
+     (select endpoint_id from webhook_deliveries where deferred_since is not null order by endpoint_id limit 1)
+     union all
+     select (select d.endpoint_id from webhook_deliveries d where d.deferred_since is not null and d.endpoint_id > w.endpoint_id order by d.endpoint_id limit 1)
+       from waiting w where w.endpoint_id is not null
+   ), endpoints as (
+     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS('e.id')} as open from webhook_endpoints e join waiting w on w.endpoint_id = e.id
+   ), ended as (
+     select cancel_deferred_deliveries(e.id) as cancelled from endpoints e where e.status <> 'active'
+   ), picked as (
+     select d.id, e.url, e.circuit_state from endpoints e
+      cross join lateral (
+        select d.id from webhook_deliveries d
+         where d.endpoint_id = e.id and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now())
+         order by d.created_at, d.id limit greatest(0, $1 - e.open) for update skip locked
+      ) d
+      where e.status = 'active'
+   ), claimed as (
+     update webhook_deliveries d
+        set start_claimed_until = now() + $2 * interval '1 second',
+            held_until = greatest(d.held_until, now() + $2 * interval '1 second'),
+            held_reason = case when p.circuit_state = 'closed' then 'endpoint_busy' else 'circuit_open' end
+       from picked p where d.id = p.id
+     returning d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.traceparent, d.tracestate, d.created_at, p.url
+   )
+   select
+     (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as deliveries,
+     (select coalesce(sum(cancelled), 0)::int from ended) as cancelled,
+     (select coalesce(json_agg(q), '[]') from (
+        select d.company_id, count(*)::int as queued from webhook_deliveries d
+         where $3 and d.company_id in (select company_id from claimed)
+           and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
+           and (d.deferred_since is null or d.start_claimed_until > now()) and d.id not in (select id from claimed)
+           and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
+           and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
+         group by d.company_id) q) as queued`,
+);
+
+/** The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go. */
+const STARTED = new PreparedStatement(
+  'started_deliveries',
+  `with let_go as (update webhook_deliveries set start_claimed_until = null where id = any($2::uuid[]) and deferred_since is not null)
+   update webhook_deliveries set deferred_since = null, start_claimed_until = null where id = any($1::uuid[])`,
+);
 
 interface EventRow {
   id: string;
@@ -106,6 +185,21 @@ interface EndpointRow {
   url: string;
   event_types: string[];
   payload_shape: PayloadShape;
+  /** Its runs that occupy it now (OPEN_RUNS). */
+  open: number;
+  /** It has deferred deliveries: new ones wait behind them. */
+  deferring: boolean;
+}
+
+interface DeferredRow {
+  id: string;
+  company_id: string;
+  endpoint_id: string;
+  event_id: string | null;
+  event_type: string;
+  traceparent: string | null;
+  tracestate: string | null;
+  url: string;
 }
 
 export interface OutboxDispatcherOptions {
@@ -114,6 +208,11 @@ export interface OutboxDispatcherOptions {
   databaseUrl: string;
   pollMs: number;
   logger: Logger;
+  /**
+   * Runs one endpoint may have that occupy it (in flight, held, begun or not, retrying while it fails); more of its
+   * deliveries are deferred: written, their runs started as it makes room.
+   */
+  maxRunsPerEndpoint: number;
   /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
   companyStartsPerSecond?: number;
   /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/company-queued-starts.ts); absent: no bound. */
@@ -124,25 +223,33 @@ export interface OutboxDispatcherOptions {
  * Turns outbox events into deliveries: one per active endpoint subscribed to the event, except the endpoints
  * of the API key that made the change (echo prevention), each with its delivery workflow.
  *
- * Nothing is lost or doubled if a process dies at any point: events are claimed with FOR UPDATE SKIP LOCKED
- * (replicas share the work), delivery ids are derived from (event, endpoint), workflows are started before
- * the claim commits, and a workflow id can be started once. A crash before the commit leaves the event
- * unclaimed; the next run recreates the same deliveries and finds their workflows already started.
+ * An event's deliveries are all written at once (the event is then dispatched), but their runs start only as far as
+ * their endpoints and companies have room, so that one endpoint's trouble stays its own (docs/isolation.md):
+ * - An endpoint has at most `maxRunsPerEndpoint` runs that occupy it (in flight, held, not yet begun, or retrying while
+ *   it fails); more of its deliveries are deferred, and started oldest first as it makes room (told by the
+ *   endpoint_room notification, or seen at the next poll). A dead endpoint so costs a few runs, not one per delivery,
+ *   and a healthy one beside it is not queued behind its backlog.
+ * - A company's deliveries are started at OUTBOX_COMPANY_STARTS_PER_SECOND at most while other companies dispatch too,
+ *   and no more while OUTBOX_COMPANY_MAX_QUEUED of them wait in Temporal's queue; what these leave is deferred. The
+ *   company's room goes to its endpoints in turns, so that one endpoint's burst does not take it all.
+ * - Companies take turns in a batch (at most EVENTS_PER_COMPANY events each), first events first.
  *
- * Companies take turns: a batch holds at most EVENTS_PER_COMPANY events of each, first events first, so one
- * company's burst delays another's events by one batch at most; a company's deliveries are started at
- * OUTBOX_COMPANY_STARTS_PER_SECOND at most while others dispatch too, and no more of them are started while
- * OUTBOX_COMPANY_MAX_QUEUED wait in Temporal's queue, so its burst does not crowd the Temporal server or its queue either.
+ * Nothing is lost or doubled if a process dies at any point: events and deferred deliveries are claimed for
+ * CLAIM_SECONDS (replicas share the work, skipping what another holds), delivery ids are derived from (event, endpoint),
+ * a delivery stays deferred until its run is known to be started, and a workflow id can be started once.
  */
 export class OutboxDispatcher {
   private listener: PgClient | null = null;
   private timer: NodeJS.Timeout | null = null;
-  /** The kick for companies that sat out a batch, when they may start deliveries again. */
+  /** The kick for companies that sat out, when they may start deliveries again. */
   private resumeTimer: NodeJS.Timeout | null = null;
   private readonly rate: CompanyDispatchRate | null;
   private readonly queue: CompanyQueuedStarts | null;
   private running: Promise<void> | null = null;
   private again = false;
+  private startingDeferred: Promise<void> | null = null;
+  /** Deferred deliveries may be startable: this dispatcher deferred some, an endpoint made room, or a poll came. */
+  private deferredToLookAt = true;
   private stopped = false;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
@@ -150,11 +257,11 @@ export class OutboxDispatcher {
     this.queue = options.companyMaxQueued ? new CompanyQueuedStarts(options.companyMaxQueued) : null;
   }
 
-  /** Listens for new events (NOTIFY at commit) and polls as a fallback, dispatching until stopped. */
+  /** Listens for new events and for endpoints making room (NOTIFY) and polls as a fallback, dispatching until stopped. */
   async start(): Promise<void> {
     await this.listen();
-    this.timer = setInterval(() => this.kick(), this.options.pollMs);
-    this.kick();
+    this.timer = setInterval(() => this.kick(true), this.options.pollMs);
+    this.kick(true);
   }
 
   async stop(): Promise<void> {
@@ -162,6 +269,7 @@ export class OutboxDispatcher {
     if (this.timer) clearInterval(this.timer);
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
     await this.running;
+    await this.startingDeferred;
     await this.listener?.end().catch(() => undefined);
   }
 
@@ -171,96 +279,152 @@ export class OutboxDispatcher {
   }
 
   /**
-   * One batch; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled its turns
-   * and dispatched them). Events a company's bounds left are not: the company sits out until resumeLater.
+   * Starts the runs of deferred deliveries whose endpoints have room, oldest first, as far as their companies' bounds
+   * allow (the rest stay deferred); returns how many were started.
    */
-  private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
-    const em = this.options.orm.em.fork() as EntityManager;
-    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
-    const [claim] = await CLAIM.rows(em, [EVENTS_PER_COMPANY, `{${sittingOut.join(',')}}`, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null]);
-    const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
-    if (events.length === 0) return { dispatched: 0, more: false };
-    const recipients = new Map(events.map((event) => [event, recipientsOf(event, claim!.endpoints)]));
-    // Events beyond a company's bounds are let go at once, for a later batch.
-    const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
-    const taken = this.rate || this.queue ? this.withinBounds(events, recipients, queued) : events;
-    const deliveries = await this.createDeliveries(
+  async startDeferred(): Promise<number> {
+    const em = this.em();
+    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null]);
+    const claimed = claim!.deliveries.map((row) => this.toStart(row, row.url));
+    if (claimed.length === 0) return 0;
+    const now = this.withinCompanyBounds(claimed, new Map(claim!.queued.map((row) => [row.company_id, row.queued])));
+    return this.startRuns(
       em,
-      taken,
-      recipients,
-      events.filter((event) => !taken.includes(event)).map((event) => event.id),
+      now,
+      claimed.filter((delivery) => !now.includes(delivery)),
     );
-    await runInParallel(deliveries, STARTS_IN_PARALLEL, (d) => this.options.deliveryWorkflows.start(d));
-    await em.execute('update outbox_events set dispatched_at = now(), claimed_until = null where id in (select json_array_elements_text(?::json)::uuid)', [
-      JSON.stringify(taken.map((e) => e.id)),
-    ]);
-    if (deliveries.length) this.options.logger.debug({ events: taken.length, deliveries: deliveries.length }, 'outbox dispatched');
-    const perCompany = new Map<string, number>();
-    for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
-    const full = events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count === EVENTS_PER_COMPANY);
-    return { dispatched: taken.length, more: full && taken.length > 0 };
   }
 
   /**
-   * Writes the deliveries of the events taken, committed before their runs start (a run's first task finds its
-   * delivery), and lets go of the events not taken, in one statement. Returns the runs to start.
+   * One batch of events; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled
+   * its turns).
    */
-  private async createDeliveries(em: EntityManager, events: EventRow[], recipients: Map<EventRow, EndpointRow[]>, letGo: string[]): Promise<DeliveryToStart[]> {
+  private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
+    const em = this.em();
+    const [claim] = await CLAIM_EVENTS.rows(em, [EVENTS_PER_COMPANY, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null]);
+    const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
+    if (events.length === 0) return { dispatched: 0, more: false };
+    const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
     const rows: Record<string, unknown>[] = [];
-    const toStart: DeliveryToStart[] = [];
+    const deliveries: DeliveryToStart[] = [];
     for (const event of events) {
-      for (const endpoint of recipients.get(event)!) {
+      for (const endpoint of recipientsOf(event, claim!.endpoints)) {
         const id = deliveryIdFor(event.id, endpoint.id);
         const body = deliveryBody(
           { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
           endpoint.payload_shape,
         );
-        rows.push({
-          id,
-          company_id: event.company_id,
-          endpoint_id: endpoint.id,
-          event_id: event.id,
-          event_type: body.eventType,
-          payload: body.payload,
-          traceparent: event.traceparent,
-          tracestate: event.tracestate,
-        });
-        toStart.push({
-          input: { deliveryId: id, companyId: event.company_id, endpointId: endpoint.id, eventType: body.eventType },
-          endpointUrl: endpoint.url,
-          eventId: event.id,
-          trace: event.traceparent ? { traceparent: event.traceparent, tracestate: event.tracestate } : null,
-        });
+        rows.push({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, payload: body.payload, traceparent: event.traceparent, tracestate: event.tracestate });
+        deliveries.push(this.toStart({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, traceparent: event.traceparent, tracestate: event.tracestate }, endpoint.url));
       }
     }
-    if (rows.length || letGo.length) await WRITE_DELIVERIES.rows(em, [JSON.stringify(rows), `{${letGo.join(',')}}`]);
-    return toStart;
+    const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
+    const now = this.startable(deliveries, endpoints, queued);
+    // Deliveries left for lack of room start as their endpoints make room (which they say); only those left behind
+    // older deferred ones, or by their company's bounds, may be startable before that.
+    const chosen = new Set(now);
+    if (deliveries.some((delivery) => !chosen.has(delivery) && this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
+    await WRITE_DELIVERIES.rows(em, [JSON.stringify(rows), `{${now.map((d) => d.input.deliveryId).join(',')}}`, `{${events.map((e) => e.id).join(',')}}`, CLAIM_SECONDS]);
+    await this.startRuns(em, now, []);
+    if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
+    const perCompany = new Map<string, number>();
+    for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
+    return { dispatched: events.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count === EVENTS_PER_COMPANY) };
+  }
+
+  private hadRoom(endpoint: EndpointRow | undefined): boolean {
+    return endpoint !== undefined && endpoint.open < this.options.maxRunsPerEndpoint;
   }
 
   /**
-   * The events, in their order, that each company's bounds let through now: the first of each company's, as many as
-   * fit beside its deliveries queued in Temporal, and of those as many as its rate admits.
+   * Of a batch's deliveries, in event order, those whose runs may start now: each endpoint's while it has room (none
+   * behind deferred ones), as far as their companies' bounds allow.
    */
-  private withinBounds(events: EventRow[], recipients: Map<EventRow, EndpointRow[]>, queued: Map<string, number>): EventRow[] {
-    const byCompany = new Map<string, EventRow[]>();
-    for (const event of events) {
-      const own = byCompany.get(event.company_id);
-      if (own) own.push(event);
-      else byCompany.set(event.company_id, [event]);
-    }
-    this.rate?.noteActive(byCompany.keys());
-    const taken = new Set<EventRow>();
-    for (const [companyId, own] of byCompany) {
-      let next = own.map((event) => recipients.get(event)!.length);
-      if (this.queue) next = next.slice(0, this.queue.admit(companyId, queued.get(companyId) ?? 0, next));
-      if (this.rate) next = next.slice(0, this.rate.admit(companyId, next));
-      for (const event of own.slice(0, next.length)) taken.add(event);
-    }
-    return events.filter((event) => taken.has(event));
+  private startable(deliveries: DeliveryToStart[], endpoints: Map<string, EndpointRow>, queued: Map<string, number>): DeliveryToStart[] {
+    const room = new Map([...endpoints.values()].map((endpoint) => [endpoint.id, endpoint.deferring ? 0 : Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open)]));
+    const fitting = deliveries.filter((delivery) => {
+      const left = room.get(delivery.input.endpointId) ?? 0;
+      // Once an endpoint is out of room, it stays so for the batch: its deliveries keep their order.
+      room.set(delivery.input.endpointId, left - 1);
+      return left > 0;
+    });
+    return this.withinCompanyBounds(fitting, queued);
   }
 
-  /** Runs batches until the outbox is drained; a kick while running schedules one more pass. */
-  private kick(): void {
+  /**
+   * Of deliveries in order, those each company's bounds let start now (its deliveries queued in Temporal, its rate), its
+   * endpoints taking turns at its room: an endpoint's n-th delivery comes in the n-th turn. An endpoint's deliveries
+   * keep their order: once one of them waits, the ones after it do too.
+   */
+  private withinCompanyBounds(deliveries: DeliveryToStart[], queued: Map<string, number>): DeliveryToStart[] {
+    if (!this.rate && !this.queue) return deliveries;
+    const byCompany = groupBy(deliveries, (delivery) => delivery.input.companyId);
+    this.rate?.noteActive(byCompany.keys());
+    const chosen = new Set<DeliveryToStart>();
+    for (const [companyId, own] of byCompany) {
+      const turnOf = new Map<DeliveryToStart, number>();
+      const seen = new Map<string, number>();
+      for (const delivery of own) {
+        const turn = seen.get(delivery.input.endpointId) ?? 0;
+        seen.set(delivery.input.endpointId, turn + 1);
+        turnOf.set(delivery, turn);
+      }
+      const inTurns = [...own].sort((a, b) => turnOf.get(a)! - turnOf.get(b)!);
+      const ones = inTurns.map(() => 1);
+      let allowed = inTurns.length;
+      if (this.queue) allowed = Math.min(allowed, this.queue.admit(companyId, queued.get(companyId) ?? 0, ones));
+      if (this.rate) allowed = Math.min(allowed, this.rate.admit(companyId, ones.slice(0, allowed)));
+      const taken = new Set(inTurns.slice(0, allowed));
+      const waiting = new Set<string>();
+      for (const delivery of own) {
+        if (waiting.has(delivery.input.endpointId)) continue;
+        if (taken.has(delivery)) chosen.add(delivery);
+        else waiting.add(delivery.input.endpointId);
+      }
+    }
+    return deliveries.filter((delivery) => chosen.has(delivery));
+  }
+
+  /**
+   * Starts the runs, then marks those started (a run already there counts: another dispatcher started it) and lets go of
+   * `notNow` (claimed, but left by their company's bounds); a delivery whose start failed keeps its claim, so that it is
+   * tried again once the claim is over (CLAIM_SECONDS), not at once against a server that refused it. Returns how many
+   * were started.
+   */
+  private async startRuns(em: EntityManager, deliveries: DeliveryToStart[], notNow: DeliveryToStart[]): Promise<number> {
+    if (deliveries.length === 0 && notNow.length === 0) return 0;
+    const started: string[] = [];
+    await runInParallel(deliveries, STARTS_IN_PARALLEL, async (delivery) => {
+      try {
+        await this.options.deliveryWorkflows.start(delivery);
+        started.push(delivery.input.deliveryId);
+      } catch (error) {
+        this.options.logger.warn({ err: error, deliveryId: delivery.input.deliveryId }, `could not start a delivery run; it is tried again in ${CLAIM_SECONDS} s`);
+      }
+    });
+    await STARTED.rows(em, [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`]);
+    return started.length;
+  }
+
+  private toStart(row: Omit<DeferredRow, 'url'>, url: string): DeliveryToStart {
+    return {
+      input: { deliveryId: row.id, companyId: row.company_id, endpointId: row.endpoint_id, eventType: row.event_type },
+      endpointUrl: url,
+      eventId: row.event_id,
+      trace: row.traceparent ? { traceparent: row.traceparent, tracestate: row.tracestate } : null,
+    };
+  }
+
+  private em(): EntityManager {
+    return this.options.orm.em.fork() as EntityManager;
+  }
+
+  /**
+   * Runs batches until the outbox is drained; a kick while running schedules one more pass. `deferred`: also look at the
+   * deferred deliveries (a poll, an endpoint's room), in a lane of their own, so that new events never wait behind them.
+   */
+  private kick(deferred = false): void {
+    if (deferred) this.kickDeferred();
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
@@ -276,27 +440,46 @@ export class OutboxDispatcher {
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
+        if (this.deferredToLookAt) this.kickDeferred();
       } while (this.again && !this.stopped);
-      this.resumeLater();
     })().finally(() => {
       this.running = null;
     });
   }
 
-  /** Kicks again once a company that sat out may start deliveries, if one did (sooner than the next poll). */
+  /** Starts deferred deliveries until none is left to start; a kick while running schedules one more pass. */
+  private kickDeferred(): void {
+    this.deferredToLookAt = true;
+    if (this.stopped || this.startingDeferred) return;
+    this.startingDeferred = (async () => {
+      while (this.deferredToLookAt && !this.stopped) {
+        this.deferredToLookAt = false;
+        try {
+          await this.startDeferred();
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'starting deferred deliveries failed; retrying at the next poll');
+        }
+      }
+      this.resumeLater();
+    })().finally(() => {
+      this.startingDeferred = null;
+    });
+  }
+
+  /** Kicks again, for the deferred deliveries, once a company that sat out may start deliveries (sooner than the next poll). */
   private resumeLater(): void {
     const waits = [this.rate?.msUntilNext(), this.queue?.msUntilNext()].filter((ms) => typeof ms === 'number');
     if (waits.length === 0 || this.stopped || this.resumeTimer) return;
     const ms = Math.min(...waits);
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = null;
-      this.kick();
+      this.kickDeferred();
     }, ms);
   }
 
   private async listen(): Promise<void> {
     const listener = new PgClient({ connectionString: this.options.databaseUrl });
-    listener.on('notification', () => this.kick());
+    listener.on('notification', (message) => (message.channel === 'endpoint_room' ? this.kickDeferred() : this.kick()));
     listener.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'outbox listener lost its connection; polling until it is back');
       this.listener = null;
@@ -304,7 +487,7 @@ export class OutboxDispatcher {
       this.relisten();
     });
     await listener.connect();
-    await listener.query('listen outbox_events');
+    await listener.query('listen outbox_events; listen endpoint_room');
     this.listener = listener;
   }
 
@@ -324,6 +507,16 @@ function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] 
   );
 }
 
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
 async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -340,9 +533,17 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; de
     databaseUrl: deps.config.databaseUrl,
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,
+    maxRunsPerEndpoint: runsPerEndpoint(deps.config.webhooks.admission),
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
     companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
   });
   await dispatcher.start();
   return dispatcher;
 }
+
+/**
+ * The runs an endpoint may have that occupy it: three for each attempt it may have in flight (one making it, two
+ * waiting to), and never fewer than its breaker needs to see fail to open (WEBHOOK_CIRCUIT_FAILURES counts deliveries).
+ */
+export const runsPerEndpoint = ({ maxInFlight, failureThreshold }: Pick<Config['webhooks']['admission'], 'maxInFlight' | 'failureThreshold'>) =>
+  Math.max(3 * maxInFlight, failureThreshold);

@@ -23,6 +23,10 @@ export type HoldReason = (typeof HOLD_REASONS)[number];
   expression: 'create index "webhook_deliveries_endpoint_held_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "held_until" is not null',
 })
 @Index({
+  name: 'webhook_deliveries_endpoint_deferred_idx',
+  expression: 'create index "webhook_deliveries_endpoint_deferred_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "deferred_since" is not null',
+})
+@Index({
   name: 'webhook_deliveries_company_unbegun_idx',
   expression:
     'create index "webhook_deliveries_company_unbegun_idx" on "webhook_deliveries" ("company_id", "created_at") where "status" = \'pending\' and "held_until" is null and not "is_test"',
@@ -76,6 +80,21 @@ export class WebhookDelivery extends CompanyRecord {
   /** When the waiting run looks again at the latest; waiting deliveries are let through oldest first. */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   heldUntil: Date | null = null;
+
+  /** When the held delivery was last woken: for a few seconds it keeps a free slot of its endpoint for itself. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  wokenAt: Opt<Date> | null = null;
+
+  /**
+   * Set while the delivery waits for room at its endpoint without a run (its endpoint has as many deliveries waiting as
+   * it may: src/delivery/outbox-dispatcher.ts); null once its run has been started.
+   */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  deferredSince: Opt<Date> | null = null;
+
+  /** Until when a dispatcher is starting the run of this deferred delivery; another one may after (it may have died). */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  startClaimedUntil: Opt<Date> | null = null;
 
   /**
    * The W3C trace context the delivery was made in (its event's, or the test send's request's): its run continues

@@ -38,6 +38,8 @@ export interface DeliveryWorkflows {
   closedWithin(deliveryId: string, ms: number): Promise<boolean>;
   /** Tells the runs of these held deliveries that their endpoint lets attempts through again; returns those with no open run. */
   wake(deliveryIds: string[]): Promise<string[]>;
+  /** Tells the runs of these deliveries, waiting for their next retry, that their endpoint was disabled or deleted. */
+  endpointEnded(deliveryIds: string[]): Promise<void>;
   /** Starts the run that re-runs a bulk recovery's deliveries (of the company's endpoint). */
   startRecovery(input: DeliveryRecoveryInput, companyId: string, summary: string): Promise<void>;
 }

@@ -9,7 +9,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { deliveryWorkflowId, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_START } from '../../workflows/webhook-delivery.contract';
+import { deliveryWorkflowId, endpointEndedSignal, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_START } from '../../workflows/webhook-delivery.contract';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { inSpan } from '../observability/spans';
 import { contextOf, linksTo } from '../observability/trace-context';
@@ -158,6 +158,20 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues, 
         ),
       );
       return gone.filter((id) => id !== null);
+    },
+
+    async endpointEnded(deliveryIds) {
+      await Promise.all(
+        deliveryIds.map((id) =>
+          temporal.workflow
+            .getHandle(deliveryWorkflowId(id))
+            .signal(endpointEndedSignal)
+            .catch((error: unknown) => {
+              // A run that closed meanwhile has nothing left to wait for.
+              if (!(error instanceof WorkflowNotFoundError)) throw error;
+            }),
+        ),
+      );
     },
 
     async startRecovery(input, companyId, summary) {

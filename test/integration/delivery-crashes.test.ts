@@ -1,4 +1,4 @@
-import { OutboxDispatcher, deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher, deliveryIdFor, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
@@ -163,5 +163,6 @@ function dispatcherOptions(stack: TestStack) {
     databaseUrl: stack.config.databaseUrl,
     pollMs: 250,
     logger: createLogger('silent'),
+    maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
   };
 }

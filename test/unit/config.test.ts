@@ -13,7 +13,7 @@ describe('configuration', () => {
       port: 3000,
       temporal: { namespace: 'default', taskQueues: { operations: 'operations', deliveries: 'deliveries' }, drainTaskQueue: 'construction-integration' },
       workerTaskQueues: ['operations', 'deliveries'],
-      workerSlots: { operations: { activities: 50, workflowTasks: 20 }, deliveries: { activities: 100, workflowTasks: 16 }, drain: { activities: 10, workflowTasks: 4 } },
+      workerSlots: { operations: { activities: 50, workflowTasks: 20 }, deliveries: { activities: 100, workflowTasks: 64 }, drain: { activities: 10, workflowTasks: 4 } },
       webhooks: { timeoutMs: 30000, connectTimeoutMs: 5000 },
       bodyLimitBytes: 1048576,
     });

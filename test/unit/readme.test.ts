@@ -14,6 +14,15 @@ describe('README', () => {
     expect(missing).toEqual([]);
   });
 
+  it("shows each setting's default as the service has it", () => {
+    const shown = (name: string) => new RegExp(`^\\| \`${name}\` \\| ([^|]*) \\|`, 'm').exec(readme)?.[1]?.trim();
+    const wrong = Object.entries(SETTINGS)
+      .filter(([, setting]) => 'default' in setting && setting.default !== undefined && setting.default !== '')
+      .filter(([name, setting]) => shown(name) !== `\`${(setting as { default: string }).default}\``)
+      .map(([name]) => name);
+    expect(wrong).toEqual([]);
+  });
+
   it('documents the OTEL_* variables tracing reads itself', () => {
     const missing = TRACING_VARIABLES.filter((name) => !readme.includes(`| \`${name}\` |`));
     expect(missing).toEqual([]);

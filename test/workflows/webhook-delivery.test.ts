@@ -16,6 +16,7 @@ import {
   DELIVERY_FAILED,
   deliveryWorkflowId,
   type DeliveryRunPlan,
+  endpointEndedSignal,
   endpointReadySignal,
   rerunUpdate,
   type WebhookDeliveryInput,
@@ -279,6 +280,24 @@ describe('webhookDelivery in skipped time', () => {
       expect((await finalFailure(run.handle)).message).toContain('Not re-run within 720 h');
     });
     expect(calls.map((call) => call.name)).toEqual(['makeFirstAttempt', 'recordDeliveryFailed', 'makeFirstAttempt', 'recordDeliveryFailed']);
+  });
+
+  test('a delivery waiting for its next retry when its endpoint is disabled or deleted makes that attempt at once, which fails for good', async () => {
+    const { activities, attempts } = deliveryActivities([retryable(503), disabledEndpoint]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, newDelivery());
+      await env.sleep(10 * SECOND);
+      expect(attemptsOf(attempts)).toHaveLength(1);
+      await run.handle.signal(endpointEndedSignal);
+      expect(await firstRunFailure(run)).toMatch(/^Delivery Failed after 2 attempt\(s\)\. Last: endpoint is disabled/);
+      // Then it waits for a re-run like any failed delivery (here none comes).
+      expect((await finalFailure(run.handle)).message).toContain('Not re-run within 720 h');
+    });
+    // The second attempt came on the signal, some 10 s after the first, not after the schedule's minute.
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0, 1]);
+    const [, gap] = gapsBetweenAttempts(attempts);
+    expect(gap).toBeGreaterThan(5 * SECOND);
+    expect(gap).toBeLessThan(30 * SECOND);
   });
 
   test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run waits on', async () => {
