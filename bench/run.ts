@@ -2,7 +2,7 @@
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
- * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone):
+ * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -33,6 +33,7 @@ import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, positionAt, seedWorkOrders } from './scale';
 import { rotation, seedTenant, type Tenant } from './seed';
 import { isolationPhase } from './isolation';
+import { companyIsolationPhase } from './isolation-within-company';
 import { ratioToBare, TRACING_APIS, type TracingApi, tracingPhase } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { devServerCpu, devServerPids } from './proc';
@@ -57,11 +58,14 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * 10, 11, 6e or 12 alone (its own processes on the run's servers), without the 10 minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
 const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
+/** Burst events of phase 13's company to its 5 dead endpoints, and their pace; BENCH_COMPANY_ISOLATION_EVENTS sizes it. */
+const COMPANY_ISOLATION_EVENTS = Number(process.env.BENCH_COMPANY_ISOLATION_EVENTS ?? (QUICK ? 1000 : 10_000));
+const COMPANY_ISOLATION_EVENTS_PER_SECOND = 200;
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
 const API_RSS_BUDGET_MB = 200;
@@ -140,6 +144,7 @@ async function main() {
     if (runs('scale-out')) await scaleOut(servers, compiled, dir);
     // Last, as before: its thousands of deliveries and their workflow histories stay on the servers after it.
     if (runs('isolation')) await isolation(servers, compiled, dir);
+    if (runs('isolation-within-company')) await isolationWithinCompany(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -466,6 +471,54 @@ async function isolation(servers: Servers, compiled: CompiledProject, dir: strin
     verdict: verdict(result.unfinished === 0 && result.duplicates === 0 && result.deliveredUnseen === 0 && result.healthyLost === 0),
   });
   recordPeakRss('9c. Isolation: worker RSS during the phase', result.workerRssMb, WORKER_RSS_BUDGET_MB);
+}
+
+/**
+ * Phase 13 (bench/isolation-within-company.ts, issue 43): a healthy endpoint's deliveries while its own company commits
+ * COMPANY_ISOLATION_EVENTS events to 5 dead endpoints, and those deliveries all written and tried.
+ */
+async function isolationWithinCompany(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await companyIsolationPhase(servers, compiled, dir, {
+    events: COMPANY_ISOLATION_EVENTS,
+    eventsPerSecond: COMPANY_ISOLATION_EVENTS_PER_SECOND,
+    probeRate: 2,
+    probeSeconds: Math.max(SECONDS, 2),
+    timeoutMs: 10 * 60_000,
+  });
+  const burst = `${COMPANY_ISOLATION_EVENTS.toLocaleString('en-US')} events (${COMPANY_ISOLATION_EVENTS_PER_SECOND}/s) to its 5 dead endpoints`;
+  const againstQuiet = (phase: string, label: string, during: { p50: number; p99: number; max: number }, received: number, sent: number, detail = '') => {
+    const p99Ratio = during.p99 / result.quiet.p99;
+    record({
+      work: `${phase}. Isolation within a company: its healthy endpoint's commit → receipt while ${label} | the same, quiet`,
+      ceiling: latency(result.quiet),
+      service: `${latency(during)} (${received} of ${sent} received${detail})`,
+      ratio: `${(during.p50 / result.quiet.p50).toFixed(2)} (p50), ${p99Ratio.toFixed(2)} (p99)`,
+      target: 'p99 ≤ 2 × quiet',
+      verdict: verdict(p99Ratio <= 2 && received === sent),
+    });
+  };
+  againstQuiet(
+    '13',
+    `the company commits ${burst} (${fmt(result.burstSeconds)} s)`,
+    result.during,
+    result.duringReceived,
+    result.duringSent,
+    `; commit → written p50 ${fmt(result.duringDispatch.p50)} / p99 ${fmt(result.duringDispatch.p99)} ms, written → first attempt p50 ${fmt(result.duringToAttempt.p50)} / p99 ${fmt(result.duringToAttempt.p99)} ms`,
+  );
+  againstQuiet('13a', `its dead endpoints' ${result.deadWritten.toLocaleString('en-US')} deliveries are deferred, held or hanging`, result.after, result.afterReceived, result.afterSent);
+  record({
+    work: `13b. Isolation within a company: the dead endpoints' deliveries (phase ${fmt(result.seconds)} s)`,
+    ceiling: '–',
+    service:
+      `${result.deadWritten} of ${result.deadOwed} written, ${result.deferredAtEnd} deferred at the end; ${result.deadAttempted} of 5 endpoints attempted; ` +
+      `at most ${result.maxStartedRuns} runs started on one (cap ${result.runCap}); healthy endpoint ${result.healthyLost} lost, ${result.healthyDuplicates} received twice`,
+    ratio: '–',
+    target: 'every delivery written, every endpoint tried, runs ≤ cap',
+    verdict: verdict(
+      result.deadWritten === result.deadOwed && result.deadAttempted === 5 && result.maxStartedRuns <= result.runCap && result.healthyLost === 0 && result.healthyDuplicates === 0,
+    ),
+  });
+  recordPeakRss('13c. Isolation within a company: worker RSS during the phase', result.workerRssMb, WORKER_RSS_BUDGET_MB);
 }
 
 /**

@@ -19,7 +19,8 @@ import { PROGRESS_INTERVAL_MS, type WebhookResult, type WebhookSender } from './
 
 /**
  * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions of
- * src/db/migrations/Migration20261203000000DeliveryEngine.ts, each one round trip):
+ * src/db/migrations/Migration20261203000000DeliveryEngine.ts, as Migration20261204000000EndpointRunBudget.ts last
+ * replaced them; each one round trip):
  *
  * 1. begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and
  *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts); a retry of an

@@ -15,7 +15,10 @@ import type { PayloadShape } from './webhook-endpoint.entity';
 /** Namespace of the delivery ids derived from (event, endpoint): the same pair always gets the same id. */
 const DELIVERY_ID_NAMESPACE = '6f0b0b8e-6c2e-4a53-9a41-52a3bb2f6e6d';
 const BATCH_SIZE = 100;
-/** Events of one company in one batch at most: a company's burst cannot keep another's events waiting behind it. */
+/**
+ * Events of one company in one batch at most while many companies wait (the batch's share of each, when fewer do): a
+ * company's burst cannot keep another's events waiting behind it, and a company alone fans out a whole batch at once.
+ */
 const EVENTS_PER_COMPANY = 20;
 const STARTS_IN_PARALLEL = 16;
 /**
@@ -28,20 +31,35 @@ const CLAIM_SECONDS = 30;
 export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
 
 /**
+ * Deliveries started and not begun yet (neither held, admitted nor attempted; started within the last two minutes, an
+ * older one's run is gone or the workers are down), and those whose runs are being started, where `scope` (a condition
+ * on `d`) holds. Each kind is read from a partial index of its own: a dead endpoint's thousands of deferred deliveries
+ * are in neither.
+ */
+const UNBEGUN = (scope: string) => `
+  select d.company_id, d.endpoint_id from webhook_deliveries d
+   where ${scope} and d.status = 'pending' and d.held_until is null and not d.is_test and d.deferred_since is null and d.created_at > now() - interval '2 minutes'
+     and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
+     and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
+  union all
+  select d.company_id, d.endpoint_id from webhook_deliveries d
+   where ${scope} and d.start_claimed_until > now() and d.status = 'pending' and d.held_until is null and not d.is_test`;
+
+/**
  * The runs an endpoint has that occupy it, by count: attempts in flight (live slots), runs it holds, runs started and
  * not begun yet (or being started), and, while it fails, runs waiting to retry. `$n` is the endpoint's id.
  */
 const OPEN_RUNS = (endpoint: string) => `(
   (select count(*) from webhook_endpoint_slots s where s.endpoint_id = ${endpoint} and s.expires_at > now())
   + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null)
-  + (select count(*) from webhook_deliveries d
-      where d.endpoint_id = ${endpoint} and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
-        and (d.deferred_since is null or d.start_claimed_until > now())
-        and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
-        and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id))
+  + (select count(*) from (${UNBEGUN(`d.endpoint_id = ${endpoint}`)}) u)
   + (select count(*) from webhook_deliveries d, webhook_endpoints f
       where f.id = ${endpoint} and f.failing_since is not null and d.endpoint_id = f.id and d.status = 'retrying' and d.held_until is null)
 )::int`;
+
+/** Each company's (of `companies`, a set of ids) deliveries waiting in Temporal's queue (UNBEGUN), when `enabled`. */
+const QUEUED = (enabled: string, companies: string) => `
+  select u.company_id, count(*)::int as queued from (${UNBEGUN(`${enabled} and d.company_id in (${companies})`)}) u group by u.company_id`;
 
 /** Whether an endpoint has deliveries deferred and not being started: new ones wait behind them. */
 const DEFERRING = (endpoint: string) =>
@@ -49,7 +67,7 @@ const DEFERRING = (endpoint: string) =>
 
 /**
  * Claims the next batch of events in one statement: each company with waiting events (found by a loose index scan),
- * its oldest EVENTS_PER_COMPANY, taken in turns (every company's first event, then every company's second, and so on; a
+ * its oldest EVENTS_PER_COMPANY (or its share of the batch, when more), taken in turns (every company's first event, then every company's second, and so on; a
  * company's events stay in order), skipping those another dispatcher holds; with the claimed events, their companies'
  * active endpoints (each with its open runs and whether it defers) and (when $4) each company's deliveries waiting in
  * Temporal's queue (started within the last two minutes, an older one's run is gone or the workers are down, and not
@@ -68,7 +86,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
        cross join lateral (
          select o.id, o.created_at from outbox_events o
           where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
-          order by o.created_at, o.id limit $1
+          order by o.created_at, o.id limit greatest($1, $2 / (select count(*) from companies where company_id is not null))
        ) waiting
    ), picked as (
      select o.id from outbox_events o join turns t on t.id = o.id
@@ -84,14 +102,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
         select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS('e.id')} as open, ${DEFERRING('e.id')} as deferring
           from webhook_endpoints e
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
-     (select coalesce(json_agg(q), '[]') from (
-        select d.company_id, count(*)::int as queued from webhook_deliveries d
-         where $4 and d.company_id in (select company_id from claimed)
-           and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
-           and (d.deferred_since is null or d.start_claimed_until > now())
-           and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
-           and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
-         group by d.company_id) q) as queued`,
+     (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
 );
 
 /**
@@ -149,14 +160,7 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
    select
      (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as deliveries,
      (select coalesce(sum(cancelled), 0)::int from ended) as cancelled,
-     (select coalesce(json_agg(q), '[]') from (
-        select d.company_id, count(*)::int as queued from webhook_deliveries d
-         where $3 and d.company_id in (select company_id from claimed)
-           and d.status = 'pending' and d.held_until is null and not d.is_test and d.created_at > now() - interval '2 minutes'
-           and (d.deferred_since is null or d.start_claimed_until > now()) and d.id not in (select id from claimed)
-           and not exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = d.endpoint_id and s.delivery_id = d.id)
-           and not exists (select 1 from webhook_delivery_attempts a where a.delivery_id = d.id)
-         group by d.company_id) q) as queued`,
+     (select coalesce(json_agg(q), '[]') from (${QUEUED('$3', 'select company_id from claimed')}) q) as queued`,
 );
 
 /** The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go. */
@@ -232,7 +236,7 @@ export interface OutboxDispatcherOptions {
  * - A company's deliveries are started at OUTBOX_COMPANY_STARTS_PER_SECOND at most while other companies dispatch too,
  *   and no more while OUTBOX_COMPANY_MAX_QUEUED of them wait in Temporal's queue; what these leave is deferred. The
  *   company's room goes to its endpoints in turns, so that one endpoint's burst does not take it all.
- * - Companies take turns in a batch (at most EVENTS_PER_COMPANY events each), first events first.
+ * - Companies take turns in a batch (each at most EVENTS_PER_COMPANY events, or its share of the batch when fewer wait), first events first.
  *
  * Nothing is lost or doubled if a process dies at any point: events and deferred deliveries are claimed for
  * CLAIM_SECONDS (replicas share the work, skipping what another holds), delivery ids are derived from (event, endpoint),
@@ -329,7 +333,7 @@ export class OutboxDispatcher {
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
     for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
-    return { dispatched: events.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count === EVENTS_PER_COMPANY) };
+    return { dispatched: events.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY) };
   }
 
   private hadRoom(endpoint: EndpointRow | undefined): boolean {

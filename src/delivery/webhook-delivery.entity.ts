@@ -29,7 +29,20 @@ export type HoldReason = (typeof HOLD_REASONS)[number];
 @Index({
   name: 'webhook_deliveries_company_unbegun_idx',
   expression:
-    'create index "webhook_deliveries_company_unbegun_idx" on "webhook_deliveries" ("company_id", "created_at") where "status" = \'pending\' and "held_until" is null and not "is_test"',
+    'create index "webhook_deliveries_company_unbegun_idx" on "webhook_deliveries" ("company_id", "created_at") where "status" = \'pending\' and "held_until" is null and not "is_test" and "deferred_since" is null',
+})
+@Index({
+  name: 'webhook_deliveries_endpoint_unbegun_idx',
+  expression:
+    'create index "webhook_deliveries_endpoint_unbegun_idx" on "webhook_deliveries" ("endpoint_id", "created_at") where "status" = \'pending\' and "held_until" is null and not "is_test" and "deferred_since" is null',
+})
+@Index({
+  name: 'webhook_deliveries_company_starting_idx',
+  expression: 'create index "webhook_deliveries_company_starting_idx" on "webhook_deliveries" ("company_id") where "start_claimed_until" is not null',
+})
+@Index({
+  name: 'webhook_deliveries_endpoint_starting_idx',
+  expression: 'create index "webhook_deliveries_endpoint_starting_idx" on "webhook_deliveries" ("endpoint_id") where "start_claimed_until" is not null',
 })
 export class WebhookDelivery extends CompanyRecord {
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })

@@ -11,40 +11,9 @@ import { Migration } from '@mikro-orm/migrations';
  * transaction while it starts their workflows: the deliveries it writes are committed before their runs start, so a
  * run's first workflow task finds its delivery at once.
  */
-/** How long a woken held delivery keeps a free slot of its endpoint for itself (held_to_wake). */
-const WAKE_RESERVATION = '5 seconds';
-
 export class Migration20261203000000DeliveryEngine extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "outbox_events" add column "claimed_until" timestamptz null;`);
-    // Deliveries that wait for room at their endpoint without a run yet (src/delivery/outbox-dispatcher.ts), oldest
-    // first per endpoint, and the lease of the dispatcher starting their runs.
-    // And when a held delivery was last woken: a woken one keeps its place among the endpoint's free slots for a few
-    // seconds, so the next finished attempt wakes the next held delivery instead of the same one again.
-    this.addSql(`alter table "webhook_deliveries" add column "deferred_since" timestamptz null, add column "start_claimed_until" timestamptz null, add column "woken_at" timestamptz null;`);
-    this.addSql(`create index "webhook_deliveries_endpoint_deferred_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "deferred_since" is not null;`);
-    // An endpoint deleted or disabled ends its deferred deliveries at once: cancelled (they can be re-run), saying why.
-    this.addSql(`create function cancel_deferred_deliveries(p_endpoint uuid) returns int language plpgsql as $$
-      declare
-        v_cancelled int;
-      begin
-        update webhook_deliveries d
-           set status = 'cancelled', deferred_since = null, start_claimed_until = null, updated_at = now(),
-               last_error = 'the endpoint was ' || (select case when e.status = 'deleted' then 'deleted' else 'disabled' || coalesce(' (' || e.disabled_reason || ')', '') end
-                                                      from webhook_endpoints e where e.id = p_endpoint)
-                 || ' before this delivery was attempted; re-run it (or the endpoint''s failed and cancelled deliveries) once it takes deliveries again'
-         where d.endpoint_id = p_endpoint and d.deferred_since is not null;
-        get diagnostics v_cancelled = row_count;
-        return v_cancelled;
-      end $$;`);
-    // Told when room may have come at an endpoint with deferred deliveries: a held delivery let through, an attempt
-    // finished. The dispatchers listen.
-    this.addSql(`create function notify_endpoint_room(p_endpoint uuid) returns void language plpgsql as $$
-      begin
-        if exists (select 1 from webhook_deliveries d where d.endpoint_id = p_endpoint and d.deferred_since is not null) then
-          perform pg_notify('endpoint_room', p_endpoint::text);
-        end if;
-      end $$;`);
 
     // Admits the delivery's attempt (taking a slot of its endpoint) or holds it (marking the delivery held): the
     // endpoint's row locked first, then its slots, breaker and held deliveries counted.
@@ -107,7 +76,7 @@ export class Migration20261203000000DeliveryEngine extends Migration {
 
         if reason is not null then
           retry_in_ms := greatest(1000, ceil(v_wait))::int;
-          update webhook_deliveries set held_reason = reason, held_until = clock_timestamp() + retry_in_ms * interval '1 millisecond', woken_at = null where id = p_delivery;
+          update webhook_deliveries set held_reason = reason, held_until = clock_timestamp() + retry_in_ms * interval '1 millisecond' where id = p_delivery;
           admitted := false;
           return next;
           return;
@@ -116,34 +85,10 @@ export class Migration20261203000000DeliveryEngine extends Migration {
           on conflict (endpoint_id, delivery_id) do update set expires_at = excluded.expires_at;
         -- Most deliveries were never held: no statement for them.
         if v_held then
-          update webhook_deliveries set held_reason = null, held_until = null, woken_at = null where id = p_delivery;
-          perform notify_endpoint_room(p_endpoint);
+          update webhook_deliveries set held_reason = null, held_until = null where id = p_delivery;
         end if;
         admitted := true;
         return next;
-      end $$;`);
-
-    // The held deliveries of an endpoint with a closed breaker to wake now, marked woken: the oldest not woken in the
-    // last WAKE_RESERVATION, late ones included, as many as there are slots free and not kept for those woken in it.
-    // A woken delivery comes for its slot within a workflow task; one that does not is woken again after it.
-    this.addSql(`create function held_to_wake(p_endpoint uuid, p_max_in_flight int) returns uuid[] language plpgsql as $$
-      declare
-        v_wake uuid[];
-      begin
-        with held as (
-          select d.id, d.created_at, d.woken_at > clock_timestamp() - interval '${WAKE_RESERVATION}' as reserving
-            from webhook_deliveries d where d.endpoint_id = p_endpoint and d.held_until is not null
-        ), woken as (
-          update webhook_deliveries d set woken_at = clock_timestamp() from (
-            select h.id from held h where not coalesce(h.reserving, false) order by h.created_at, h.id
-             limit greatest(0, p_max_in_flight
-               - (select count(*) from webhook_endpoint_slots s where s.endpoint_id = p_endpoint and s.expires_at > clock_timestamp())
-               - (select count(*) from held h where h.reserving))
-          ) picked where d.id = picked.id
-          returning d.id, d.created_at
-        )
-        select coalesce(array_agg(w.id order by w.created_at, w.id), '{}') into v_wake from woken w;
-        return v_wake;
       end $$;`);
 
     // Frees the attempt's slot and moves the breaker by the attempt's verdict; returns the held deliveries to wake.
@@ -212,7 +157,11 @@ export class Migration20261203000000DeliveryEngine extends Migration {
         end if;
 
         if v_state = 'closed' then
-          wake := held_to_wake(p_endpoint, p_max_in_flight);
+          -- The oldest held, as many as there are free slots, late ones included.
+          select coalesce(array_agg(h.id order by h.created_at, h.id), '{}') into wake from (
+            select d.id, d.created_at from webhook_deliveries d where d.endpoint_id = p_endpoint and d.held_until is not null
+             order by d.created_at, d.id
+             limit greatest(0, p_max_in_flight - (select count(*) from webhook_endpoint_slots s where s.endpoint_id = p_endpoint and s.expires_at > clock_timestamp()))) h;
         elsif transition is not null then
           -- Just opened: the oldest held alone, which waits for the probe time and makes the probe.
           select coalesce(array_agg(d.id), '{}') into wake from (
@@ -362,7 +311,6 @@ export class Migration20261203000000DeliveryEngine extends Migration {
         else
           wake := '{}';
         end if;
-        perform notify_endpoint_room(v_endpoint);
         return next;
       end $$;`);
   }

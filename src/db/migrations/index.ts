@@ -20,6 +20,7 @@ import { Migration20261130000000TraceContext } from './Migration20261130000000Tr
 import { Migration20261201000000SignatureIdempotencyKey } from './Migration20261201000000SignatureIdempotencyKey';
 import { Migration20261202000000InboundRetries } from './Migration20261202000000InboundRetries';
 import { Migration20261203000000DeliveryEngine } from './Migration20261203000000DeliveryEngine';
+import { Migration20261204000000EndpointRunBudget } from './Migration20261204000000EndpointRunBudget';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -44,4 +45,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261201000000SignatureIdempotencyKey', class: Migration20261201000000SignatureIdempotencyKey },
   { name: 'Migration20261202000000InboundRetries', class: Migration20261202000000InboundRetries },
   { name: 'Migration20261203000000DeliveryEngine', class: Migration20261203000000DeliveryEngine },
+  { name: 'Migration20261204000000EndpointRunBudget', class: Migration20261204000000EndpointRunBudget },
 ];
