@@ -179,6 +179,8 @@ export interface DeliveryAttemptsDeps {
   metrics: WorkerMetrics;
   /** Wakes the runs of held deliveries (after the change that frees them has committed). */
   wake(endpointId: string, deliveryIds: string[]): Promise<void>;
+  /** Tells the runs of a disabled endpoint's deliveries that wait for their next retry to make it now. */
+  endRetryWaits(endpointId: string): Promise<void>;
 }
 
 /** A worker's attempts: begun, sent and finished here; those handed off are kept until they finish. */
@@ -367,8 +369,9 @@ export class DeliveryAttempts {
         const hours = Math.round(finished.failing_ms / 360_000) / 10;
         disabled = await disableEndpoint(em, this.deps.logger, endpointId, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
       }
-      // A disabled endpoint holds nobody: each held delivery makes its attempt, which fails for good, now.
+      // A disabled endpoint holds nobody: each held or retrying delivery makes its attempt, which fails for good, now.
       if (disabled) toWake = await allHeldOf(em, endpointId);
+      if (disabled) await this.deps.endRetryWaits(endpointId);
     }
     if (toWake.length) await this.deps.wake(endpointId, toWake);
     if (finished?.transition) {

@@ -87,7 +87,12 @@ async function releaseHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflo
   if (endpoint.status === 'active') return;
   await cancelDeferred(em, endpoint.id);
   await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id));
-  const retrying = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and status = 'retrying' and held_until is null`, [endpoint.id]);
+  await endRetryWaits(em, deliveryWorkflows, endpoint.id);
+}
+
+/** Tells the runs of an endpoint no longer active that wait for their next retry to make it now (it fails at once). */
+export async function endRetryWaits(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpointId: string): Promise<void> {
+  const retrying = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and status = 'retrying' and held_until is null`, [endpointId]);
   await deliveryWorkflows.endpointEnded(retrying.map((row) => row.id));
 }
 

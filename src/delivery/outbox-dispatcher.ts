@@ -46,15 +46,32 @@ const UNBEGUN = (scope: string) => `
    where ${scope} and d.start_claimed_until > now() and d.status = 'pending' and d.held_until is null and not d.is_test`;
 
 /**
- * The runs an endpoint has that occupy it, by count: attempts in flight (live slots), runs it holds, runs started and
- * not begun yet (or being started), and, while it fails, runs waiting to retry. `$n` is the endpoint's id.
+ * The runs at an endpoint's door, by count: attempts in flight (live slots) and runs it holds (a deferred delivery
+ * claimed and being started among them; one whose claim ran out has no run to hold).
  */
-const OPEN_RUNS = (endpoint: string) => `(
+const AT_THE_DOOR = (endpoint: string) => `(
   (select count(*) from webhook_endpoint_slots s where s.endpoint_id = ${endpoint} and s.expires_at > now())
-  + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null)
-  + (select count(*) from (${UNBEGUN(`d.endpoint_id = ${endpoint}`)}) u)
-  + (select count(*) from webhook_deliveries d, webhook_endpoints f
-      where f.id = ${endpoint} and f.failing_since is not null and d.endpoint_id = f.id and d.status = 'retrying' and d.held_until is null)
+  + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null and (d.deferred_since is null or d.start_claimed_until > now()))
+)::int`;
+
+/**
+ * Whether an endpoint `e` (a webhook_endpoints row) is in trouble: failing, its breaker not closed, or an attempt in
+ * flight for over 5 s (it hangs). Only then do its runs count against its budget: a healthy endpoint's runs go through
+ * in their first workflow task, and its company's bounds (OUTBOX_COMPANY_MAX_QUEUED, the start rate) already pace them.
+ */
+const IN_TROUBLE = `(e.failing_since is not null or e.circuit_state <> 'closed'
+  or exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '5 seconds'))`;
+
+/**
+ * The runs an endpoint `e` in trouble has that occupy it, by count: those at its door (AT_THE_DOOR), its runs started
+ * and not begun yet (or being started), and those waiting to retry; 0 for a healthy one.
+ */
+const OPEN_RUNS = `(
+  case when ${IN_TROUBLE}
+    then ${AT_THE_DOOR('e.id')}
+       + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u)
+       + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'retrying' and d.held_until is null and e.failing_since is not null)
+    else 0 end
 )::int`;
 
 /** Each company's (of `companies`, a set of ids) deliveries waiting in Temporal's queue (UNBEGUN), when `enabled`. */
@@ -88,6 +105,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
           where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
           order by o.created_at, o.id limit greatest($1, $2 / (select count(*) from companies where company_id is not null))
        ) waiting
+      where not (c.company_id = any($5::uuid[]))
    ), picked as (
      select o.id from outbox_events o join turns t on t.id = o.id
       where o.dispatched_at is null and (o.claimed_until is null or o.claimed_until < now())
@@ -99,7 +117,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
    select
      (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS('e.id')} as open, ${DEFERRING('e.id')} as deferring
+        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS} as open, ${DEFERRING('e.id')} as deferring
           from webhook_endpoints e
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
@@ -114,7 +132,8 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
  */
 const WRITE_DELIVERIES = new PreparedStatement(
   'write_outbox_deliveries',
-  `with dispatched as (update outbox_events set dispatched_at = now(), claimed_until = null where id = any($3::uuid[]))
+  `with dispatched as (update outbox_events set dispatched_at = now(), claimed_until = null where id = any($3::uuid[])),
+   let_go as (update outbox_events set claimed_until = null where id = any($5::uuid[]))
    insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, deferred_since, start_claimed_until, created_at, updated_at)
    select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now(),
           case when d.id = any($2::uuid[]) then now() + $4 * interval '1 second' end, now() + (d.n - 1) * interval '1 microsecond', now()
@@ -125,10 +144,12 @@ const WRITE_DELIVERIES = new PreparedStatement(
 
 /**
  * Claims deferred deliveries to start, in one statement: each endpoint that has some (a loose index scan), as many of
- * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted), skipping those another dispatcher is starting;
- * the deferred deliveries of endpoints no longer active are cancelled, saying why. The ones claimed are marked held (they
- * waited already): their runs, started together, are let through by their endpoint oldest first, as held ones are. With them (when $3), their
- * companies' deliveries waiting in Temporal's queue, as CLAIM_EVENTS counts them.
+ * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted) and free slots for ($4 attempts in flight at most,
+ * less the runs AT_THE_DOOR), skipping those another dispatcher is starting; the deferred deliveries of endpoints no
+ * longer active are cancelled, saying why. The ones claimed are marked held (they waited already), so that they are let
+ * through oldest first; as there are slots for them, each is let through in its run's first workflow task, without the
+ * wake-up a held run waits for. With them (when $3), their companies' deliveries waiting in Temporal's queue, as
+ * CLAIM_EVENTS counts them.
  */
 const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancelled: number; queued: { company_id: string; queued: number }[] }>(
   'claim_deferred_deliveries',
@@ -138,7 +159,8 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
      select (select d.endpoint_id from webhook_deliveries d where d.deferred_since is not null and d.endpoint_id > w.endpoint_id order by d.endpoint_id limit 1)
        from waiting w where w.endpoint_id is not null
    ), endpoints as (
-     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS('e.id')} as open from webhook_endpoints e join waiting w on w.endpoint_id = e.id
+     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS} as open, ${AT_THE_DOOR('e.id')} as at_door
+       from webhook_endpoints e join waiting w on w.endpoint_id = e.id
    ), ended as (
      select cancel_deferred_deliveries(e.id) as cancelled from endpoints e where e.status <> 'active'
    ), picked as (
@@ -146,7 +168,7 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
       cross join lateral (
         select d.id from webhook_deliveries d
          where d.endpoint_id = e.id and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now())
-         order by d.created_at, d.id limit greatest(0, $1 - e.open) for update skip locked
+         order by d.created_at, d.id limit greatest(0, least($1 - e.open, $4 - e.at_door)) for update skip locked
       ) d
       where e.status = 'active'
    ), claimed as (
@@ -163,10 +185,16 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$3', 'select company_id from claimed')}) q) as queued`,
 );
 
-/** The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go. */
+/**
+ * The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go, and those
+ * whose start failed ($3) keep their claim (tried again once it is over); neither of the two stays marked held, as no
+ * run of theirs waits.
+ */
 const STARTED = new PreparedStatement(
   'started_deliveries',
-  `with let_go as (update webhook_deliveries set start_claimed_until = null where id = any($2::uuid[]) and deferred_since is not null)
+  `with let_go as (
+     update webhook_deliveries set start_claimed_until = case when id = any($2::uuid[]) then null else start_claimed_until end, held_until = null, held_reason = null
+      where (id = any($2::uuid[]) or id = any($3::uuid[])) and deferred_since is not null)
    update webhook_deliveries set deferred_since = null, start_claimed_until = null where id = any($1::uuid[])`,
 );
 
@@ -189,7 +217,7 @@ interface EndpointRow {
   url: string;
   event_types: string[];
   payload_shape: PayloadShape;
-  /** Its runs that occupy it now (OPEN_RUNS). */
+  /** Its runs that occupy it now (OPEN_RUNS: none while it is healthy). */
   open: number;
   /** It has deferred deliveries: new ones wait behind them. */
   deferring: boolean;
@@ -217,6 +245,8 @@ export interface OutboxDispatcherOptions {
    * deliveries are deferred: written, their runs started as it makes room.
    */
   maxRunsPerEndpoint: number;
+  /** Attempts one endpoint may have in flight (WEBHOOK_ENDPOINT_MAX_IN_FLIGHT): deferred deliveries start into its free slots. */
+  maxInFlightPerEndpoint: number;
   /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
   companyStartsPerSecond?: number;
   /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/company-queued-starts.ts); absent: no bound. */
@@ -234,7 +264,8 @@ export interface OutboxDispatcherOptions {
  *   endpoint_room notification, or seen at the next poll). A dead endpoint so costs a few runs, not one per delivery,
  *   and a healthy one beside it is not queued behind its backlog.
  * - A company's deliveries are started at OUTBOX_COMPANY_STARTS_PER_SECOND at most while other companies dispatch too,
- *   and no more while OUTBOX_COMPANY_MAX_QUEUED of them wait in Temporal's queue; what these leave is deferred. The
+ *   and no more while OUTBOX_COMPANY_MAX_QUEUED of them wait in Temporal's queue; what these leave waits in the outbox
+ *   (the company sits out until it may start more; an event waiting costs nothing, a deferred delivery a claim). The
  *   company's room goes to its endpoints in turns, so that one endpoint's burst does not take it all.
  * - Companies take turns in a batch (each at most EVENTS_PER_COMPANY events, or its share of the batch when fewer wait), first events first.
  *
@@ -288,7 +319,7 @@ export class OutboxDispatcher {
    */
   async startDeferred(): Promise<number> {
     const em = this.em();
-    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null]);
+    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null, this.options.maxInFlightPerEndpoint]);
     const claimed = claim!.deliveries.map((row) => this.toStart(row, row.url));
     if (claimed.length === 0) return 0;
     const now = this.withinCompanyBounds(claimed, new Map(claim!.queued.map((row) => [row.company_id, row.queued])));
@@ -305,7 +336,8 @@ export class OutboxDispatcher {
    */
   private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
     const em = this.em();
-    const [claim] = await CLAIM_EVENTS.rows(em, [EVENTS_PER_COMPANY, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null]);
+    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
+    const [claim] = await CLAIM_EVENTS.rows(em, [EVENTS_PER_COMPANY, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null, `{${sittingOut.join(',')}}`]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
     if (events.length === 0) return { dispatched: 0, more: false };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
@@ -323,17 +355,37 @@ export class OutboxDispatcher {
       }
     }
     const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
-    const now = this.startable(deliveries, endpoints, queued);
+    const { fitting, now: startable } = this.startable(deliveries, endpoints, queued);
+    // Deliveries its company's bounds left, though their endpoints had room: from the first event with one, the
+    // company's events stay in the outbox and it sits out until it may start more (a deferred delivery would cost a
+    // claim and a hold each; an event waiting costs nothing).
+    const chosen = new Set(startable);
+    const leftByCompany = new Set(fitting.filter((delivery) => !chosen.has(delivery)).map((delivery) => delivery.eventId));
+    const sittingOutNow = new Set<string>();
+    const letGo = new Set<string>();
+    for (const event of events) {
+      if (!sittingOutNow.has(event.company_id) && !leftByCompany.has(event.id)) continue;
+      sittingOutNow.add(event.company_id);
+      letGo.add(event.id);
+    }
+    const dispatched = events.filter((event) => !letGo.has(event.id));
+    const now = startable.filter((delivery) => !letGo.has(delivery.eventId!));
     // Deliveries left for lack of room start as their endpoints make room (which they say); only those left behind
-    // older deferred ones, or by their company's bounds, may be startable before that.
-    const chosen = new Set(now);
-    if (deliveries.some((delivery) => !chosen.has(delivery) && this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
-    await WRITE_DELIVERIES.rows(em, [JSON.stringify(rows), `{${now.map((d) => d.input.deliveryId).join(',')}}`, `{${events.map((e) => e.id).join(',')}}`, CLAIM_SECONDS]);
+    // older deferred ones may be startable before that.
+    const deferred = deliveries.filter((delivery) => !letGo.has(delivery.eventId!) && !chosen.has(delivery));
+    if (deferred.some((delivery) => this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
+    await WRITE_DELIVERIES.rows(em, [
+      JSON.stringify(rows.filter((row) => !letGo.has(row.event_id as string))),
+      `{${now.map((d) => d.input.deliveryId).join(',')}}`,
+      `{${dispatched.map((e) => e.id).join(',')}}`,
+      CLAIM_SECONDS,
+      `{${[...letGo].join(',')}}`,
+    ]);
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
     for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
-    return { dispatched: events.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY) };
+    return { dispatched: dispatched.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY) };
   }
 
   private hadRoom(endpoint: EndpointRow | undefined): boolean {
@@ -341,10 +393,11 @@ export class OutboxDispatcher {
   }
 
   /**
-   * Of a batch's deliveries, in event order, those whose runs may start now: each endpoint's while it has room (none
-   * behind deferred ones), as far as their companies' bounds allow.
+   * Of a batch's deliveries, in event order, those their endpoints have room for (`fitting`: each endpoint's while it has
+   * room, none behind deferred ones), and of those the ones whose runs may start now, as far as their companies' bounds
+   * allow.
    */
-  private startable(deliveries: DeliveryToStart[], endpoints: Map<string, EndpointRow>, queued: Map<string, number>): DeliveryToStart[] {
+  private startable(deliveries: DeliveryToStart[], endpoints: Map<string, EndpointRow>, queued: Map<string, number>): { fitting: DeliveryToStart[]; now: DeliveryToStart[] } {
     const room = new Map([...endpoints.values()].map((endpoint) => [endpoint.id, endpoint.deferring ? 0 : Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open)]));
     const fitting = deliveries.filter((delivery) => {
       const left = room.get(delivery.input.endpointId) ?? 0;
@@ -352,7 +405,7 @@ export class OutboxDispatcher {
       room.set(delivery.input.endpointId, left - 1);
       return left > 0;
     });
-    return this.withinCompanyBounds(fitting, queued);
+    return { fitting, now: this.withinCompanyBounds(fitting, queued) };
   }
 
   /**
@@ -406,7 +459,8 @@ export class OutboxDispatcher {
         this.options.logger.warn({ err: error, deliveryId: delivery.input.deliveryId }, `could not start a delivery run; it is tried again in ${CLAIM_SECONDS} s`);
       }
     });
-    await STARTED.rows(em, [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`]);
+    const failed = deliveries.filter((delivery) => !started.includes(delivery.input.deliveryId));
+    await STARTED.rows(em, [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`, `{${failed.map((delivery) => delivery.input.deliveryId).join(',')}}`]);
     return started.length;
   }
 
@@ -444,6 +498,8 @@ export class OutboxDispatcher {
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
+        // Companies that sat out come back as soon as they may start more, not at the next poll.
+        this.resumeLater();
         if (this.deferredToLookAt) this.kickDeferred();
       } while (this.again && !this.stopped);
     })().finally(() => {
@@ -470,14 +526,14 @@ export class OutboxDispatcher {
     });
   }
 
-  /** Kicks again, for the deferred deliveries, once a company that sat out may start deliveries (sooner than the next poll). */
+  /** Kicks again, for its events and deferred deliveries, once a company that sat out may start deliveries (sooner than the next poll). */
   private resumeLater(): void {
     const waits = [this.rate?.msUntilNext(), this.queue?.msUntilNext()].filter((ms) => typeof ms === 'number');
     if (waits.length === 0 || this.stopped || this.resumeTimer) return;
     const ms = Math.min(...waits);
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = null;
-      this.kickDeferred();
+      this.kick(true);
     }, ms);
   }
 
@@ -538,6 +594,7 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; de
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,
     maxRunsPerEndpoint: runsPerEndpoint(deps.config.webhooks.admission),
+    maxInFlightPerEndpoint: deps.config.webhooks.admission.maxInFlight,
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
     companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
   });

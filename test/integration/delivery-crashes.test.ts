@@ -164,5 +164,6 @@ function dispatcherOptions(stack: TestStack) {
     pollMs: 250,
     logger: createLogger('silent'),
     maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
+      maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
   };
 }

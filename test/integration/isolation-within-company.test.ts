@@ -167,4 +167,32 @@ describe('isolation inside a company: dead endpoints do not slow its healthy one
     );
     expect(Number(waiting!.count)).toBe(0);
   }, 120_000);
+
+  it('ends the retry waits of an endpoint a 410 disabled at once, not at their next retry', async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    const hook = await startReceiver();
+    receivers.push(hook);
+    // The first three deliveries meet a 503 (their next attempt a minute away); the fourth a 410 Gone.
+    let answered = 0;
+    hook.respondWith(() => ({ status: ++answered <= 3 ? 503 : 410 }));
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: hook.url, event_types: ['employee.created'] });
+    const erp = inboundSender(stack, company);
+    for (let i = 0; i < 3; i++) expect((await erp.send('employee.created', employeeData())).status).toBe(200);
+    const statuses = () =>
+      stack.em().execute<{ status: string; last_error: string | null }[]>('select status, last_error from webhook_deliveries where endpoint_id = ? order by created_at', [endpoint.id]);
+    await waitFor(async () => (await statuses()).filter((d) => d.status === 'retrying').length === 3, 30_000, 'three deliveries waiting for their retry');
+
+    expect((await erp.send('employee.created', employeeData())).status).toBe(200);
+    const ended = await waitFor(async () => {
+      const rows = await statuses();
+      return rows.length === 4 && rows.every((d) => d.status === 'failed') && rows;
+    }, 20_000, 'every delivery to fail once the 410 disabled the endpoint');
+    // The fourth met the 410; the three others made their second attempt at once, without a request.
+    expect(ended.map((d) => d.last_error)).toEqual([
+      ...Array(3).fill(expect.stringMatching(/^endpoint is disabled: The endpoint answered 410 Gone/)),
+      expect.stringContaining('410'),
+    ]);
+    expect(answered).toBe(4);
+  }, 120_000);
 });

@@ -82,10 +82,21 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     return { sender, owner, endpoint: await registerEndpoint(stack, owner.key, { url: hook.url, event_types: ['*'] }) };
   }
 
-  /** Worker identities (`pid@host`, Temporal's default) of the processes that ran a delivery's attempts, from its history. */
+  /**
+   * Worker identities (`pid@host`, Temporal's default) of the processes that ran a delivery's attempts, from its history:
+   * an attempt activity's worker, or, for an attempt made in a workflow task (a local activity, recorded as a marker),
+   * the worker that ran that task.
+   */
   async function attemptIdentities(deliveryId: string): Promise<string[]> {
     const history = await stack.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).fetchHistory();
-    return (history.events ?? []).flatMap((event) => (event.activityTaskStartedEventAttributes?.identity ? [event.activityTaskStartedEventAttributes.identity] : []));
+    const identities: string[] = [];
+    let taskWorker: string | null = null;
+    for (const event of history.events ?? []) {
+      if (event.workflowTaskStartedEventAttributes) taskWorker = event.workflowTaskStartedEventAttributes.identity ?? null;
+      if (event.activityTaskStartedEventAttributes?.identity) identities.push(event.activityTaskStartedEventAttributes.identity);
+      if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity' && taskWorker) identities.push(taskWorker);
+    }
+    return identities;
   }
 
   const identityOf = (child: SpawnedProcess) => `${child.pid}@${hostname()}`;

@@ -18,6 +18,8 @@ export class Migration20261204000000EndpointRunBudget extends Migration {
     // seconds, so the next finished attempt wakes the next held delivery instead of the same one again.
     this.addSql(`alter table "webhook_deliveries" add column "deferred_since" timestamptz null, add column "start_claimed_until" timestamptz null, add column "woken_at" timestamptz null;`);
     this.addSql(`create index "webhook_deliveries_endpoint_deferred_idx" on "webhook_deliveries" ("endpoint_id", "created_at", "id") where "deferred_since" is not null;`);
+    // When an attempt took its endpoint's slot: one in flight for over a second says the endpoint hangs.
+    this.addSql(`alter table "webhook_endpoint_slots" add column "taken_at" timestamptz not null default now();`);
     // Runs started and not begun, counted per company and per endpoint at every dispatch: the partial indexes hold just
     // them (not the thousands a dead endpoint may have deferred), and the few deferred ones whose runs are being started.
     this.addSql(`drop index "webhook_deliveries_company_unbegun_idx";`);
