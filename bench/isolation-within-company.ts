@@ -2,12 +2,12 @@ import { Pool } from 'pg';
 import { loadConfig, parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/db/orm';
 import { runsPerEndpoint } from '../src/delivery/outbox-dispatcher';
-import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
-import { freePort } from '../test/helpers/ports';
+import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';
+import { DEAD, deadEndpoints, eventTemplate, firstAttemptStages, startIsolationProcesses } from './isolation-stack';
 import { seedTenant } from './seed';
-import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import type { CompiledProject, NodeProcess, Servers } from './stack';
 
 /**
  * Issue 43's benchmark: inside one company, dead subscriber endpoints must not slow a healthy one, and their own
@@ -34,9 +34,6 @@ export interface CompanyIsolationSettings {
   timeoutMs: number;
 }
 
-const HANGING = 3;
-const REFUSING = 2;
-const DEAD = HANGING + REFUSING;
 const PROBE_TYPE = 'contact.updated';
 const BURST_TYPE = 'customer.updated';
 const BURST_CHUNK = 100;
@@ -76,52 +73,29 @@ export interface CompanyIsolationResult {
 
 export async function companyIsolationPhase(servers: Servers, compiled: CompiledProject, logDir: string, settings: CompanyIsolationSettings): Promise<CompanyIsolationResult> {
   const started = Date.now();
-  const common = phaseEnv(servers, 'isolation-within-company');
-  const apiPort = await freePort();
   const processes: NodeProcess[] = [];
   const receivers: TestReceiver[] = [];
   const orm = await connectOrm(servers.databaseUrl, 4);
   const db = new Pool({ connectionString: servers.databaseUrl, max: 6 });
   try {
-    const worker = startNode(
-      'company-isolation-worker',
-      compiled.entry('src/worker/main.ts'),
-      { ...common, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
-      { logDir, as: 'start:worker' },
-    );
-    const api = startNode('company-isolation-api', compiled.entry('src/api/main.ts'), { ...common, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
-      logDir,
-      as: 'start:api',
-    });
-    processes.push(worker, api);
+    const stack = await startIsolationProcesses('isolation-within-company', servers, compiled, logDir);
+    const { common, worker } = stack;
+    processes.push(worker, stack.api);
     const company = await seedTenant(orm, parseEncryptionKey(common.ENCRYPTION_KEY), 'Isolation Within', { keys: 1, projects: 0 });
-    await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running')]);
+    await stack.ready();
+    const register = (url: string, eventTypes: string[]) => stack.register(company.keys[0]!.key, url, eventTypes);
 
-    const register = async (url: string, eventTypes: string[]): Promise<string> => {
-      const response = await fetch(`http://127.0.0.1:${apiPort}/api/v1/webhook-endpoints`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': company.keys[0]!.key },
-        body: JSON.stringify({ url, event_types: eventTypes }),
-      });
-      if (response.status !== 201) throw new Error(`endpoint registration answered ${response.status}: ${await response.text()}`);
-      return ((await response.json()) as { id: string }).id;
-    };
     const healthyReceiver = await startReceiver();
     receivers.push(healthyReceiver);
-    await register(healthyReceiver.url, [PROBE_TYPE]);
-    const [template] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = 'customer.created' limit 1`, [company.companyId])).rows;
-    if (!template) throw new Error('the seeded company has no customer.created event to copy');
-    const probe = new DeliveryProbe(db, { companyId: company.companyId, eventType: PROBE_TYPE, data: template.data }, healthyReceiver);
+    const healthyEndpointId = await register(healthyReceiver.url, [PROBE_TYPE]);
+    const data = await eventTemplate(db, company.companyId);
+    const probe = new DeliveryProbe(db, { companyId: company.companyId, eventType: PROBE_TYPE, data }, healthyReceiver);
 
     const quiet = await probe.run(settings.probeRate, 3 * settings.probeSeconds);
     console.log(`Isolation within a company: quiet commit → receipt p50 ${quiet.latency.p50} / p99 ${quiet.latency.p99} ms (${quiet.received} of ${quiet.sent}).`);
 
-    const hanging = await Promise.all(Array.from({ length: HANGING }, () => startReceiver()));
-    receivers.push(...hanging);
-    for (const receiver of hanging) receiver.respondWith(() => ({ status: 200, hang: true }));
-    const refusedPorts = await Promise.all(Array.from({ length: REFUSING }, () => freePort()));
     const deadIds: string[] = [];
-    for (const url of [...hanging.map((r) => r.url), ...refusedPorts.map((port) => `https://localhost:${port}/hook`)]) deadIds.push(await register(url, [BURST_TYPE, PROBE_TYPE]));
+    for (const url of (await deadEndpoints(receivers)).urls) deadIds.push(await register(url, [BURST_TYPE, PROBE_TYPE]));
     const [{ registered }] = (await db.query<{ registered: Date }>(`select max(created_at) as registered from webhook_endpoints where id = any($1::uuid[])`, [deadIds])).rows as [{ registered: Date }];
 
     // Dead deliveries owed and written, deferred, attempted endpoints, and the most started, unfinished runs of one dead endpoint.
@@ -152,7 +126,7 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
         await db.query(
           `insert into outbox_events (id, company_id, event_type, data, created_at, updated_at)
            select gen_random_uuid(), $1, $2, $3, clock_timestamp(), clock_timestamp() from generate_series(1, $4)`,
-          [company.companyId, BURST_TYPE, JSON.stringify(template.data), chunk],
+          [company.companyId, BURST_TYPE, JSON.stringify(data), chunk],
         );
         committed += chunk;
       }
@@ -174,16 +148,7 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
     const burstEnd = Date.now();
     await probe.drained(settings.timeoutMs);
     const during = probe.committedBetween(burstAt, burstEnd);
-    const stages = (
-      await db.query<{ dispatch_ms: number; attempt_ms: number }>(
-        `select (extract(epoch from d.created_at - o.created_at) * 1000)::float8 as dispatch_ms, (extract(epoch from a.created_at - d.created_at) * 1000)::float8 as attempt_ms
-           from webhook_deliveries d
-           join outbox_events o on o.id = d.event_id
-           join webhook_delivery_attempts a on a.delivery_id = d.id and a.attempt_number = 0
-          where d.company_id = $1 and d.endpoint_id <> all($2::uuid[]) and o.created_at >= to_timestamp($3 / 1000.0) and o.created_at < to_timestamp($4 / 1000.0)`,
-        [company.companyId, deadIds, burstAt, burstEnd],
-      )
-    ).rows;
+    const stages = await firstAttemptStages(db, healthyEndpointId, burstAt, burstEnd);
 
     const after = await probe.run(settings.probeRate, 3 * settings.probeSeconds, settings.timeoutMs);
     // The last probe events' dead deliveries are written with their healthy ones: a moment for the count to see them.
@@ -203,8 +168,8 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
       during: summary(during.latencies),
       duringSent: during.sent,
       duringReceived: during.latencies.length,
-      duringDispatch: summary(stages.map((r) => r.dispatch_ms)),
-      duringToAttempt: summary(stages.map((r) => r.attempt_ms)),
+      duringDispatch: stages.dispatch,
+      duringToAttempt: stages.toAttempt,
       burstSeconds: (burstEnd - burstAt) / 1000,
       after: after.latency,
       afterSent: after.sent,

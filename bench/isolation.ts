@@ -1,12 +1,12 @@
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/db/orm';
-import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
-import { freePort } from '../test/helpers/ports';
+import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';
+import { DEAD, deadEndpoints, eventTemplate, firstAttemptStages, startIsolationProcesses } from './isolation-stack';
 import { seedTenant } from './seed';
-import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
+import type { CompiledProject, NodeProcess, Servers } from './stack';
 
 /**
  * Issue 25's benchmark: one company's dead subscriber endpoints must not slow another company's deliveries, and
@@ -44,8 +44,6 @@ export const ISOLATION_WORKER_ENV = {
   WEBHOOK_RETRY_SCHEDULE: '5,10,20,40,80',
 };
 
-const HANGING = 3;
-const REFUSING = 2;
 const EVENT_TYPE = 'customer.created';
 
 type Latency = { p50: number; p99: number; max: number };
@@ -124,62 +122,38 @@ const describeState = (s: DeadState) =>
 
 export async function isolationPhase(servers: Servers, compiled: CompiledProject, logDir: string, settings: IsolationSettings): Promise<IsolationResult> {
   const started = Date.now();
-  const common = phaseEnv(servers, 'isolation');
-
-  const apiPort = await freePort();
   const processes: NodeProcess[] = [];
   const receivers: TestReceiver[] = [];
   const orm = await connectOrm(servers.databaseUrl, 4);
   const db = new Pool({ connectionString: servers.databaseUrl, max: 4 });
   try {
-    const worker = startNode(
-      'isolation-worker',
-      compiled.entry('src/worker/main.ts'),
-      { ...common, ...ISOLATION_WORKER_ENV, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: testCertificate().certFile, WORKER_METRICS_PORT: '0' },
-      { logDir, as: 'start:worker' },
-    );
-    const api = startNode('isolation-api', compiled.entry('src/api/main.ts'), { ...common, PORT: String(apiPort), HOST: '127.0.0.1', WEBHOOK_ALLOW_LOOPBACK: 'true' }, {
-      logDir,
-      as: 'start:api',
-    });
-    processes.push(worker, api);
-    const key = parseEncryptionKey(common.ENCRYPTION_KEY);
+    const stack = await startIsolationProcesses('isolation', servers, compiled, logDir, ISOLATION_WORKER_ENV);
+    const { worker } = stack;
+    processes.push(worker, stack.api);
+    const key = parseEncryptionKey(stack.common.ENCRYPTION_KEY);
     const healthy = await seedTenant(orm, key, 'Isolation Healthy', { keys: 1, projects: 0 });
     const dead = await seedTenant(orm, key, 'Isolation Dead', { keys: 1, projects: 0 });
-    await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running')]);
+    await stack.ready();
 
-    const register = async (apiKey: string, url: string) => {
-      const response = await fetch(`http://127.0.0.1:${apiPort}/api/v1/webhook-endpoints`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
-        body: JSON.stringify({ url, event_types: [EVENT_TYPE] }),
-      });
-      if (response.status !== 201) throw new Error(`endpoint registration answered ${response.status}: ${await response.text()}`);
-    };
     const healthyReceiver = await startReceiver();
     receivers.push(healthyReceiver);
-    await register(healthy.keys[0]!.key, healthyReceiver.url);
-    const hanging = await Promise.all(Array.from({ length: HANGING }, () => startReceiver()));
-    receivers.push(...hanging);
-    for (const receiver of hanging) receiver.respondWith(() => ({ status: 200, hang: true }));
-    const refusedPorts = await Promise.all(Array.from({ length: REFUSING }, () => freePort()));
-    for (const url of [...hanging.map((r) => r.url), ...refusedPorts.map((port) => `https://localhost:${port}/hook`)]) await register(dead.keys[0]!.key, url);
+    const healthyEndpointId = await stack.register(healthy.keys[0]!.key, healthyReceiver.url, [EVENT_TYPE]);
+    const { hanging, refusedPorts, urls } = await deadEndpoints(receivers);
+    for (const url of urls) await stack.register(dead.keys[0]!.key, url, [EVENT_TYPE]);
 
-    // The seeding's own customer.created is the template of every event: the body of a real one.
-    const [template] = (await db.query(`select data from outbox_events where company_id = $1 and event_type = $2 limit 1`, [healthy.companyId, EVENT_TYPE])).rows;
-    if (!template) throw new Error('the seeded company has no customer.created event to copy');
-    const probe = new DeliveryProbe(db, { companyId: healthy.companyId, eventType: EVENT_TYPE, data: template.data }, healthyReceiver);
+    const data = await eventTemplate(db, healthy.companyId);
+    const probe = new DeliveryProbe(db, { companyId: healthy.companyId, eventType: EVENT_TYPE, data }, healthyReceiver);
 
     const quiet = await probe.run(settings.probeRate, 3 * settings.probeSeconds);
     console.log(`Isolation: quiet commit → receipt p50 ${quiet.latency.p50} / p99 ${quiet.latency.p99} ms (${quiet.received} of ${quiet.sent}).`);
 
     // The burst: every event of the dead company in one commit, as a bulk import would make them.
-    const deliveries = settings.events * (HANGING + REFUSING);
+    const deliveries = settings.events * DEAD;
     const burstAt = Date.now();
     await db.query(
       `insert into outbox_events (id, company_id, event_type, data, created_at, updated_at)
        select gen_random_uuid(), $1, $2, $3, clock_timestamp(), clock_timestamp() from generate_series(1, $4)`,
-      [dead.companyId, EVENT_TYPE, JSON.stringify(template.data), settings.events],
+      [dead.companyId, EVENT_TYPE, JSON.stringify(data), settings.events],
     );
     // While the load is taken up (every dead delivery dispatched, then held or attempted), healthy deliveries in
     // rounds; each is timed when it arrives, which may be long after its round.
@@ -202,16 +176,7 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
     const loadSeconds = (loadEnd - burstAt) / 1000;
     await probe.drained(settings.timeoutMs);
     const during = probe.committedBetween(burstAt, loadEnd);
-    const stages = (
-      await db.query<{ dispatch_ms: number; attempt_ms: number }>(
-        `select (extract(epoch from d.created_at - o.created_at) * 1000)::float8 as dispatch_ms, (extract(epoch from a.created_at - d.created_at) * 1000)::float8 as attempt_ms
-           from webhook_deliveries d
-           join outbox_events o on o.id = d.event_id
-           join webhook_delivery_attempts a on a.delivery_id = d.id and a.attempt_number = 0
-          where d.company_id = $1 and o.created_at >= to_timestamp($2 / 1000.0) and o.created_at < to_timestamp($3 / 1000.0)`,
-        [healthy.companyId, burstAt, loadEnd],
-      )
-    ).rows;
+    const stages = await firstAttemptStages(db, healthyEndpointId, burstAt, loadEnd);
     const heldRound = await probe.run(settings.probeRate, 3 * settings.probeSeconds, 300_000);
     state = await deadState(db, dead.companyId);
     console.log(`Isolation, every dead delivery held or attempted: healthy p50 ${heldRound.latency.p50} / p99 ${heldRound.latency.p99} ms; ${describeState(state)}.`);
@@ -248,8 +213,8 @@ export async function isolationPhase(servers: Servers, compiled: CompiledProject
       during: summary(during.latencies),
       duringSent: during.sent,
       duringReceived: during.latencies.length,
-      duringDispatch: summary(stages.map((r) => r.dispatch_ms)),
-      duringToAttempt: summary(stages.map((r) => r.attempt_ms)),
+      duringDispatch: stages.dispatch,
+      duringToAttempt: stages.toAttempt,
       held: heldRound.latency,
       heldSent: heldRound.sent,
       heldReceived: heldRound.received,

@@ -179,8 +179,8 @@ export interface DeliveryAttemptsDeps {
   metrics: WorkerMetrics;
   /** Wakes the runs of held deliveries (after the change that frees them has committed). */
   wake(endpointId: string, deliveryIds: string[]): Promise<void>;
-  /** Tells the runs of a disabled endpoint's deliveries that wait for their next retry to make it now. */
-  endRetryWaits(endpointId: string): Promise<void>;
+  /** Ends what waits for an endpoint just disabled (releaseWaiting of endpoints-service.ts), after the change has committed. */
+  releaseWaiting(endpointId: string): Promise<void>;
 }
 
 /** A worker's attempts: begun, sent and finished here; those handed off are kept until they finish. */
@@ -359,21 +359,19 @@ export class DeliveryAttempts {
   /** What only a failure or waiting deliveries need: the endpoint disabled, held deliveries woken, the breaker's move logged. */
   private async afterFinish(begun: BegunAttempt, result: WebhookResult, finished: { transition: 'opened' | 'reopened' | 'closed' | null; wake: string[]; failing_ms: number | null } | null): Promise<void> {
     const { endpointId, endpoint } = begun;
-    let toWake = finished?.wake ?? [];
+    let disabled = false;
     if (endpoint.status === 'active') {
       const em = this.em();
-      let disabled = false;
       if (result.statusCode === 410) {
         disabled = await disableEndpoint(em, this.deps.logger, endpointId, `The endpoint answered 410 Gone at ${new Date().toISOString()}`);
       } else if (finished?.failing_ms !== null && finished?.failing_ms !== undefined && finished.failing_ms >= this.deps.webhooks.disableAfterMs) {
         const hours = Math.round(finished.failing_ms / 360_000) / 10;
         disabled = await disableEndpoint(em, this.deps.logger, endpointId, `Every attempt failed for ${hours} h, the WEBHOOK_DISABLE_AFTER limit; the last: ${result.error ?? 'unknown error'}`);
       }
-      // A disabled endpoint holds nobody: each held or retrying delivery makes its attempt, which fails for good, now.
-      if (disabled) toWake = await allHeldOf(em, endpointId);
-      if (disabled) await this.deps.endRetryWaits(endpointId);
     }
-    if (toWake.length) await this.deps.wake(endpointId, toWake);
+    // A disabled endpoint holds nobody: what waits for it makes its attempt, which fails for good, now.
+    if (disabled) await this.deps.releaseWaiting(endpointId);
+    else if (finished?.wake.length) await this.deps.wake(endpointId, finished.wake);
     if (finished?.transition) {
       this.deps.metrics.circuitTransitions.inc({ to: finished.transition === 'closed' ? 'closed' : 'open' });
       this.deps.logger.info(
@@ -412,11 +410,6 @@ function finishedAttempt(begun: BegunAttempt, attemptNumber: number): MadeAttemp
 function endpointNotActive(endpoint: BegunAttempt['endpoint']): WebhookResult {
   const reason = endpoint.disabledReason ? `: ${endpoint.disabledReason}` : '';
   return { statusCode: null, durationMs: 0, error: `endpoint is ${endpoint.status}${reason}`, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
-}
-
-async function allHeldOf(em: EntityManager, endpointId: string): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id`, [endpointId]);
-  return rows.map((r) => r.id);
 }
 
 const dateOf = (text: string | null) => (text === null ? null : new Date(text));

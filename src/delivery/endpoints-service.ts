@@ -80,24 +80,19 @@ export async function getEndpoint(em: EntityManager, companyId: string, id: stri
 }
 
 /**
- * Ends what waits for an endpoint no longer active: its deferred deliveries are cancelled, and the runs it holds or
- * that wait for their next retry make their attempt now, which fails at once without sending.
+ * Ends what waits for an endpoint no longer active (deleted, or disabled by hand, by a 410 or for failing too long): its
+ * deferred deliveries are cancelled, and the runs it holds or that wait for their next retry make their attempt now,
+ * which fails at once without sending.
  */
-async function releaseHeld(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpoint: WebhookEndpoint): Promise<void> {
-  if (endpoint.status === 'active') return;
-  await cancelDeferred(em, endpoint.id);
-  await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id));
-  await endRetryWaits(em, deliveryWorkflows, endpoint.id);
-}
-
-/** Tells the runs of an endpoint no longer active that wait for their next retry to make it now (it fails at once). */
-export async function endRetryWaits(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpointId: string): Promise<void> {
+export async function releaseWaiting(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, endpointId: string): Promise<void> {
+  await cancelDeferred(em, endpointId);
+  await wakeHeld(em, deliveryWorkflows, endpointId, await allHeld(em, endpointId));
   const retrying = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and status = 'retrying' and held_until is null`, [endpointId]);
   await deliveryWorkflows.endpointEnded(retrying.map((row) => row.id));
 }
 
 /** Cancels the deliveries of an endpoint no longer active that wait without a run, saying why (cancel_deferred_deliveries). */
-export async function cancelDeferred(em: EntityManager, endpointId: string): Promise<void> {
+async function cancelDeferred(em: EntityManager, endpointId: string): Promise<void> {
   await em.execute('select cancel_deferred_deliveries(?)', [endpointId]);
 }
 
@@ -133,7 +128,7 @@ export async function updateEndpoint(
   if (patch.maxAttemptsPerSecond !== undefined) endpoint.maxAttemptsPerSecond = patch.maxAttemptsPerSecond;
   if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
   await em.flush();
-  await releaseHeld(em, deliveryWorkflows, endpoint);
+  if (endpoint.status !== 'active') await releaseWaiting(em, deliveryWorkflows, endpoint.id);
   return endpoint;
 }
 
@@ -148,7 +143,6 @@ export async function disableEndpoint(em: EntityManager, logger: Logger, endpoin
     [reason, endpointId],
   );
   if (!endpoint) return false;
-  await cancelDeferred(em, endpointId);
   const message = `Endpoint ${endpoint.url} was disabled: ${reason}. Re-enable it with PUT /api/v1/webhook-endpoints/${endpointId} {"status": "active"}.`;
   await em.execute(
     `insert into webhook_alerts (id, company_id, created_at, updated_at, kind, endpoint_id, attempt_count, message)
@@ -160,14 +154,14 @@ export async function disableEndpoint(em: EntityManager, logger: Logger, endpoin
 }
 
 /**
- * Deletes the endpoint for the API: it gets no new deliveries and its pending ones fail at their next attempt.
+ * Deletes the endpoint for the API: it gets no new deliveries, and what waits for it ends at once (releaseWaiting).
  * The row stays (status `deleted`) so its delivery log does too.
  */
 export async function deleteEndpoint(em: EntityManager, deliveryWorkflows: DeliveryWorkflows, companyId: string, id: string): Promise<void> {
   const endpoint = await getEndpoint(em, companyId, id);
   endpoint.status = 'deleted';
   await em.flush();
-  await releaseHeld(em, deliveryWorkflows, endpoint);
+  await releaseWaiting(em, deliveryWorkflows, endpoint.id);
 }
 
 /**

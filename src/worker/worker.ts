@@ -17,7 +17,7 @@ import { COMPANY_ID } from '../temporal/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { DeliveryAttempts } from '../delivery/attempt';
 import { wakeHeld } from '../delivery/endpoint-admission';
-import { endRetryWaits } from '../delivery/endpoints-service';
+import { releaseWaiting } from '../delivery/endpoints-service';
 import { createWebhookSender } from '../delivery/webhook-sender';
 import { watchEventLoop } from './event-loop-watch';
 import { workersRunningWorkflowsInProcess } from './in-process-workflows';
@@ -125,9 +125,9 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       wakeHeld(orm.em.fork(), deliveryWorkflows, endpointId, deliveryIds).catch((error: unknown) =>
         logger.warn({ err: error, deliveryIds }, 'could not wake held deliveries; they look again on their own'),
       ),
-    endRetryWaits: (endpointId) =>
-      endRetryWaits(orm.em.fork(), deliveryWorkflows, endpointId).catch((error: unknown) =>
-        logger.warn({ err: error, endpointId }, "could not tell a disabled endpoint's retrying deliveries; they fail at their next attempt"),
+    releaseWaiting: (endpointId) =>
+      releaseWaiting(orm.em.fork(), deliveryWorkflows, endpointId).catch((error: unknown) =>
+        logger.warn({ err: error, endpointId }, "could not release a disabled endpoint's waiting deliveries; they fail at their next attempt"),
       ),
   });
   const activities = createActivities({ orm, logger, webhooks: config.webhooks, deliveryAttempts, deliveryWorkflows, publicBaseUrl: config.publicBaseUrl });
