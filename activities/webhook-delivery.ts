@@ -75,6 +75,7 @@ function failureOf(attempt: MadeAttempt): AttemptFailure {
     durationMs: attempt.durationMs,
     responseExcerpt: attempt.responseExcerpt,
     retryAfterMs: attempt.retryAfterMs,
+    ...(attempt.endpointEnded ? { endpointEnded: attempt.endpointEnded } : {}),
   };
 }
 

@@ -65,6 +65,8 @@ export interface AttemptFailure {
   responseExcerpt: string | null;
   /** The receiver's Retry-After on a 429 or 503, in milliseconds. */
   retryAfterMs: number | null;
+  /** The endpoint was disabled or deleted while the attempt was made: the next one is made at once, and fails without sending. */
+  endpointEnded?: true;
 }
 
 /** How a run goes, decided from the database when it begins. */

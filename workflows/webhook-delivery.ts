@@ -110,11 +110,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
       },
     },
   );
-  // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
+  // Set when the endpoint was disabled or deleted: a retry wait ends at once.
   let endpointEnded = false;
   setHandler(endpointEndedSignal, () => {
     endpointEnded = true;
   });
+  // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
   let endpointReady = false;
   setHandler(endpointReadySignal, () => {
     endpointReady = true;
@@ -291,6 +292,8 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
       for (let i = 0; ; i++) {
         if (outcome.delivered) return await delivered(outcome);
         lastFailure = outcome.failure;
+        // Ended while the attempt was made, after the endpoint's releaseWaiting looked for retry waits to end.
+        if (lastFailure.endpointEnded) endpointEnded = true;
         const scheduled = waits[i];
         if (outcome.permanent || scheduled === undefined) break;
         const wait = waitBeforeNextAttempt(scheduled, lastFailure.retryAfterMs, plan.longestDelayMs);

@@ -46,6 +46,8 @@ export interface MadeAttempt {
   responseExcerpt: string | null;
   /** The receiver's Retry-After on a 429 or 503, in milliseconds; null otherwise (and for an attempt read back from its record). */
   retryAfterMs: number | null;
+  /** A retryable failure whose endpoint was disabled or deleted meanwhile: the next attempt is made at once (and fails). */
+  endpointEnded?: true;
 }
 
 /** What came of asking for an attempt: made (or made before), handed off, or not made because the endpoint said wait. */
@@ -129,7 +131,7 @@ const BEGIN = new PreparedStatement<BeginRow>(
   'select * from begin_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)',
 );
 
-const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'closed' | null; wake: string[]; failing_ms: number | null }>(
+const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'closed' | null; wake: string[]; failing_ms: number | null; endpoint_ended: boolean | null }>(
   'finish_delivery_attempt',
   'select * from finish_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
 );
@@ -140,10 +142,20 @@ const MARK_IN_PROGRESS = new PreparedStatement(
    values ($1, $2, now(), now(), $3, $4, $5, $6) on conflict (delivery_id, attempt_number) do nothing`,
 );
 
-const RECORDED = new PreparedStatement<{ outcome: AttemptOutcome; status_code: number | null; duration_ms: number | null; error: string | null; response_excerpt: string | null; age_ms: number }>(
+const RECORDED = new PreparedStatement<{
+  outcome: AttemptOutcome;
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  age_ms: number;
+  endpoint_ended: boolean;
+}>(
   'recorded_delivery_attempt',
-  `select outcome, status_code, duration_ms, error, response_excerpt, (extract(epoch from clock_timestamp() - created_at) * 1000)::float8 as age_ms
-     from webhook_delivery_attempts where delivery_id = $1 and attempt_number = $2`,
+  `select a.outcome, a.status_code, a.duration_ms, a.error, a.response_excerpt, (extract(epoch from clock_timestamp() - a.created_at) * 1000)::float8 as age_ms,
+          e.status <> 'active' as endpoint_ended
+     from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id join webhook_endpoints e on e.id = d.endpoint_id
+    where a.delivery_id = $1 and a.attempt_number = $2`,
 );
 
 /** What to ask of the endpoint when beginning. */
@@ -269,7 +281,16 @@ export class DeliveryAttempts {
       const [row] = await RECORDED.rows(this.em(), [deliveryId, attemptNumber]);
       if (!row || (row.outcome === 'in_progress' && row.age_ms > abandonedAfterMs)) return null;
       if (row.outcome !== 'in_progress') {
-        return { outcome: row.outcome, attemptNumber, statusCode: row.status_code, durationMs: row.duration_ms ?? 0, error: row.error, responseExcerpt: row.response_excerpt, retryAfterMs: null };
+        return {
+          outcome: row.outcome,
+          attemptNumber,
+          statusCode: row.status_code,
+          durationMs: row.duration_ms ?? 0,
+          error: row.error,
+          responseExcerpt: row.response_excerpt,
+          retryAfterMs: null,
+          ...(row.endpoint_ended && row.outcome === 'retryable_failure' ? { endpointEnded: true as const } : {}),
+        };
       }
       heartbeat();
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -322,6 +343,7 @@ export class DeliveryAttempts {
       error: result.error,
       responseExcerpt: result.responseExcerpt,
       retryAfterMs: result.retryAfterMs,
+      ...(finished?.endpoint_ended ? { endpointEnded: true as const } : {}),
     };
   }
 

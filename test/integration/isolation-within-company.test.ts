@@ -121,8 +121,8 @@ describe('isolation inside a company: dead endpoints do not slow its healthy one
     const erp = inboundSender(stack, company);
     for (let i = 0; i < 20; i++) expect((await erp.send('employee.created', employeeData())).status).toBe(200);
     const states = (endpointId: string) =>
-      stack.em().execute<{ id: string; status: string; deferred: boolean; last_error: string | null }[]>(
-        'select id, status, deferred_since is not null as deferred, last_error from webhook_deliveries where endpoint_id = ? order by created_at',
+      stack.em().execute<{ id: string; status: string; deferred: boolean; held: boolean; attempts: number; last_error: string | null }[]>(
+        'select id, status, deferred_since is not null as deferred, held_until is not null as held, attempt_count as attempts, last_error from webhook_deliveries where endpoint_id = ? order by created_at',
         [endpointId],
       );
     // Each endpoint has runs waiting for their next retry (a minute away) and deliveries deferred behind them.
@@ -138,14 +138,18 @@ describe('isolation inside a company: dead endpoints do not slow its healthy one
     const endedAt = Date.now();
     expect((await request(stack.baseUrl, 'PUT', `/api/v1/webhook-endpoints/${disabled.id}`, { key: subscriber.key, body: { status: 'disabled' } })).status).toBe(200);
     expect((await request(stack.baseUrl, 'DELETE', `/api/v1/webhook-endpoints/${deleted.id}`, { key: subscriber.key })).status).toBe(204);
+    let last: unknown;
     const after = await waitFor(
       async () => {
         const both = await Promise.all([disabled.id, deleted.id].map(states));
+        last = both;
         return both.every((rows) => rows.every((r) => r.status === 'failed' || r.status === 'cancelled')) && both;
       },
       15_000,
       'every delivery of both endpoints to end',
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`);
+    });
     console.log(`Both endpoints' 40 deliveries ended ${Date.now() - endedAt} ms after the endpoints were disabled and deleted`);
     for (const [i, word] of ['disabled', 'deleted'].entries()) {
       const rows = after[i]!;

@@ -300,6 +300,19 @@ describe('webhookDelivery in skipped time', () => {
     expect(gap).toBeLessThan(30 * SECOND);
   });
 
+  test('an attempt during which its endpoint was disabled (after the signals to retry waits went out) is followed at once by one that fails for good', async () => {
+    const endedMeanwhile: Answer = { type: ATTEMPT_FAILED, failure: { ...httpFailure(503), endpointEnded: true } };
+    const { activities, attempts } = deliveryActivities([retryable(503), endedMeanwhile, disabledEndpoint]);
+    await withWorker(env, activities, async (taskQueue) => {
+      const run = await start(taskQueue, newDelivery());
+      expect(await firstRunFailure(run)).toMatch(/^Delivery Failed after 3 attempt\(s\)\. Last: endpoint is disabled/);
+      expect((await finalFailure(run.handle)).message).toContain('Not re-run within 720 h');
+    });
+    // The schedule's minute before the second attempt; none before the third.
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0, 1, 2]);
+    expectGaps(gapsBetweenAttempts(attempts), [0, RETRY_DELAYS_MS[0]!, 0]);
+  });
+
   test('a 410 fails the delivery at once, and a re-run while the endpoint is disabled is answered with that attempt while the run waits on', async () => {
     const { activities, calls, attempts } = deliveryActivities([rejected(410), disabledEndpoint]);
     await withWorker(env, activities, async (taskQueue) => {

@@ -235,11 +235,14 @@ export class Migration20261204000000EndpointRunBudget extends Migration {
     // After an attempt: its record written (a finished one is never rewritten), the delivery's state, the endpoint's
     // failing streak, the delivery's alerts resolved when delivered, and (for an active endpoint) its slot and breaker
     // settled. Returns the breaker's move, the held deliveries to wake, and how long the endpoint has been failing.
-    this.addSql(`create or replace function finish_delivery_attempt(p_delivery uuid, p_attempt_id uuid, p_attempt_number int, p_trigger text, p_trace_id text,
+    // endpoint_ended: a retryable attempt whose endpoint was disabled or deleted while it was made, read once the
+    // endpoint's row is locked, so that either this sees the change or the change's releaseWaiting sees the retry wait.
+    this.addSql(`drop function finish_delivery_attempt(uuid, uuid, int, text, text, text, int, int, text, text, int, boolean, boolean, text, int, int, int, int);`);
+    this.addSql(`create function finish_delivery_attempt(p_delivery uuid, p_attempt_id uuid, p_attempt_number int, p_trigger text, p_trace_id text,
         p_outcome text, p_status_code int, p_duration_ms int, p_error text, p_response_excerpt text, p_next_attempt_in_ms int,
         p_counts_against_endpoint boolean, p_settle boolean, p_verdict text,
         p_failure_threshold int, p_cooldown_ms int, p_max_cooldown_ms int, p_max_in_flight int)
-      returns table (transition text, wake uuid[], failing_ms float8)
+      returns table (transition text, wake uuid[], failing_ms float8, endpoint_ended boolean)
       language plpgsql as $$
       #variable_conflict use_column
       declare
@@ -285,6 +288,9 @@ export class Migration20261204000000EndpointRunBudget extends Migration {
           wake := v_settlement.wake;
         else
           wake := '{}';
+        end if;
+        if v_retrying then
+          select e.status <> 'active' into endpoint_ended from webhook_endpoints e where e.id = v_endpoint for share;
         end if;
         perform notify_endpoint_room(v_endpoint);
         return next;
