@@ -80,7 +80,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
   });
 
   it('reaches every operation with valid input, and finds no 5xx and no response that differs from the document', async () => {
-    const binary = schemathesisBinary();
+    const binary = await schemathesisBinary();
     // A fixed seed by default, so that a run repeats the last one (CI's gate does not change under it);
     // FUZZ_SEED=random explores, and its line says the seed that repeats it.
     const seed = process.env.FUZZ_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED ?? DEFAULT_SEED);
