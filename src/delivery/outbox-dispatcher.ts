@@ -22,6 +22,13 @@ const BATCH_SIZE = 100;
 const EVENTS_PER_COMPANY = 20;
 const STARTS_IN_PARALLEL = 16;
 /**
+ * A healthy endpoint's runs at its door or on their way there, per attempt it may have in flight: one making it and one
+ * being started meanwhile, so that its slots do not wait for a start; more would be held, each a timer and a wake-up.
+ */
+export const HEALTHY_PIPELINE = 2;
+/** How long a healthy endpoint's delivery may wait in the outbox for its room before it is written deferred. */
+const HEALTHY_WAIT_MS = 10_000;
+/**
  * How long a dispatcher holds what it claimed (events to write deliveries of, deliveries to start the runs of): past
  * it, another dispatcher takes them (this one died), and finds what was done already (delivery ids are derived, a run
  * id is started once).
@@ -56,20 +63,23 @@ const AT_THE_DOOR = (endpoint: string) => `(
 
 /**
  * Whether an endpoint `e` (a webhook_endpoints row) is in trouble: failing, its breaker not closed, or an attempt in
- * flight for over 5 s (it hangs). Only then do its runs count against its budget: a healthy endpoint's runs go through
- * in their first workflow task, and its company's bounds (OUTBOX_COMPANY_MAX_QUEUED, the start rate) already pace them.
+ * flight for over 5 s (it hangs). Only then do its runs count against its budget and its deliveries get deferred: a
+ * healthy endpoint's runs go through in their first workflow task, paced by its pipeline (HEALTHY_PIPELINE) and its
+ * company's bounds (OUTBOX_COMPANY_MAX_QUEUED, the start rate).
  */
 const IN_TROUBLE = `(e.failing_since is not null or e.circuit_state <> 'closed'
   or exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '5 seconds'))`;
 
+/** The runs at an endpoint `e`'s door (AT_THE_DOOR) or on their way there: started and not begun yet, or being started. */
+const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
+
 /**
- * The runs an endpoint `e` in trouble has that occupy it, by count: those at its door (AT_THE_DOOR), its runs started
- * and not begun yet (or being started), and those waiting to retry; 0 for a healthy one.
+ * The runs an endpoint `e` in trouble has that occupy it, by count: its BUSY_RUNS and those waiting to retry; 0 for a
+ * healthy one.
  */
 const OPEN_RUNS = `(
   case when ${IN_TROUBLE}
-    then ${AT_THE_DOOR('e.id')}
-       + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u)
+    then ${BUSY_RUNS}
        + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'retrying' and d.held_until is null and e.failing_since is not null)
     else 0 end
 )::int`;
@@ -85,12 +95,14 @@ const DEFERRING = (endpoint: string) =>
 /**
  * Claims the next batch of events in one statement: each company with waiting events (found by a loose index scan),
  * its oldest EVENTS_PER_COMPANY (or its share of the batch, when more), taken in turns (every company's first event, then every company's second, and so on; a
- * company's events stay in order), skipping those another dispatcher holds; with the claimed events, their companies'
- * active endpoints (each with its open runs and whether it defers) and (when $4) each company's deliveries waiting in
+ * company's events stay in order), skipping those another dispatcher holds, each with its age and the endpoints it has
+ * deliveries for already (it was dispatched in part: a healthy endpoint had no room for it); with the claimed events,
+ * their companies' active endpoints (each with its open and busy runs, whether it is in trouble and whether it defers)
+ * and (when $4) each company's deliveries waiting in
  * Temporal's queue (started within the last two minutes, an older one's run is gone or the workers are down, and not
  * yet begun: neither held, admitted nor attempted).
  */
-const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
+const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string; age_ms: number; written_to: string[] })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
   'claim_outbox_events',
   `with recursive companies(company_id) as (
      (select company_id from outbox_events where dispatched_at is null order by company_id limit 1)
@@ -115,16 +127,21 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
      returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
    )
    select
-     (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from claimed c) as events,
+     (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from (
+        select c.*, (extract(epoch from now() - c.created_at) * 1000)::float8 as age_ms,
+               (select coalesce(array_agg(d.endpoint_id), '{}') from webhook_deliveries d where d.event_id = c.id) as written_to
+          from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS} as open, ${DEFERRING('e.id')} as deferring
+        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS} as open, ${DEFERRING('e.id')} as deferring,
+               ${IN_TROUBLE} as in_trouble, ${BUSY_RUNS} as busy
           from webhook_endpoints e
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
 );
 
 /**
- * Writes the claimed events' deliveries ($1, a JSON array) and marks the events dispatched, in one statement. Every
+ * Writes the claimed events' deliveries ($1, a JSON array), marks the events dispatched whose deliveries are all written
+ * ($3) and lets go of the others ($5), in one statement. Every
  * delivery is written deferred (its run not known to be started); those to start now ($2) with a claim of CLAIM_SECONDS,
  * cleared once their runs are started. A microsecond apart in event order: an endpoint's deliveries are ordered by
  * created_at (held and deferred ones go oldest first), and one statement's now() would leave a batch's in the random
@@ -221,6 +238,10 @@ interface EndpointRow {
   open: number;
   /** It has deferred deliveries: new ones wait behind them. */
   deferring: boolean;
+  /** IN_TROUBLE: what its runs leave is deferred; a healthy endpoint's waits in the outbox. */
+  in_trouble: boolean;
+  /** BUSY_RUNS: a healthy endpoint's pipeline (HEALTHY_PIPELINE) is what it may have. */
+  busy: number;
 }
 
 interface DeferredRow {
@@ -257,12 +278,17 @@ export interface OutboxDispatcherOptions {
  * Turns outbox events into deliveries: one per active endpoint subscribed to the event, except the endpoints
  * of the API key that made the change (echo prevention), each with its delivery workflow.
  *
- * An event's deliveries are all written at once (the event is then dispatched), but their runs start only as far as
- * their endpoints and companies have room, so that one endpoint's trouble stays its own (docs/isolation.md):
- * - An endpoint has at most `maxRunsPerEndpoint` runs that occupy it (in flight, held, not yet begun, or retrying while
- *   it fails); more of its deliveries are deferred, and started oldest first as it makes room (told by the
- *   endpoint_room notification, or seen at the next poll). A dead endpoint so costs a few runs, not one per delivery,
- *   and a healthy one beside it is not queued behind its backlog.
+ * An event's deliveries are written and their runs started as far as their endpoints and companies have room, so that
+ * one endpoint's trouble stays its own (docs/isolation.md):
+ * - A healthy endpoint has at most HEALTHY_PIPELINE runs per attempt it may have in flight at its door or on their way
+ *   there; its deliveries beyond that wait in the outbox with their events (the event's other deliveries are written;
+ *   it is dispatched once all are) until it says it has room (outbox_room, when an attempt finishes), so that none of
+ *   its runs is held. One that waited over HEALTHY_WAIT_MS is deferred instead.
+ * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
+ *   occupy it (in flight, held, not yet begun, or retrying while it fails); more of its deliveries are deferred:
+ *   written, and started oldest first as it makes room (told by the endpoint_room notification, or seen at the next
+ *   poll). A dead endpoint so costs a few runs, not one per delivery, and a healthy one beside it is not queued behind
+ *   its backlog.
  * - A company's deliveries are started at OUTBOX_COMPANY_STARTS_PER_SECOND at most while other companies dispatch too,
  *   and no more while OUTBOX_COMPANY_MAX_QUEUED of them wait in Temporal's queue; what these leave waits in the outbox
  *   (the company sits out until it may start more; an event waiting costs nothing, a deferred delivery a claim). The
@@ -341,25 +367,28 @@ export class OutboxDispatcher {
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
     if (events.length === 0) return { dispatched: 0, more: false };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
-    const rows: Record<string, unknown>[] = [];
+    // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
+    const eventOf = new Map<DeliveryToStart, (typeof events)[number]>();
     for (const event of events) {
+      const written = new Set(event.written_to);
       for (const endpoint of recipientsOf(event, claim!.endpoints)) {
-        const id = deliveryIdFor(event.id, endpoint.id);
-        const body = deliveryBody(
-          { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
-          endpoint.payload_shape,
+        if (written.has(endpoint.id)) continue;
+        const delivery = this.toStart(
+          { id: deliveryIdFor(event.id, endpoint.id), company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event_type, traceparent: event.traceparent, tracestate: event.tracestate },
+          endpoint.url,
         );
-        rows.push({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, payload: body.payload, traceparent: event.traceparent, tracestate: event.tracestate });
-        deliveries.push(this.toStart({ id, company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: body.eventType, traceparent: event.traceparent, tracestate: event.tracestate }, endpoint.url));
+        deliveries.push(delivery);
+        eventOf.set(delivery, event);
       }
     }
     const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
     const { fitting, now: startable } = this.startable(deliveries, endpoints, queued);
+    const chosen = new Set(startable);
+    const fits = new Set(fitting);
     // Deliveries its company's bounds left, though their endpoints had room: from the first event with one, the
     // company's events stay in the outbox and it sits out until it may start more (a deferred delivery would cost a
     // claim and a hold each; an event waiting costs nothing).
-    const chosen = new Set(startable);
     const leftByCompany = new Set(fitting.filter((delivery) => !chosen.has(delivery)).map((delivery) => delivery.eventId));
     const sittingOutNow = new Set<string>();
     const letGo = new Set<string>();
@@ -368,24 +397,67 @@ export class OutboxDispatcher {
       sittingOutNow.add(event.company_id);
       letGo.add(event.id);
     }
-    const dispatched = events.filter((event) => !letGo.has(event.id));
+    // A healthy endpoint's deliveries it has no room for wait in the outbox with their events (its other deliveries are
+    // written), until it says it has room; those of an event waiting over HEALTHY_WAIT_MS are deferred instead, so
+    // that a slow endpoint's backlog cannot fill its company's claims.
+    const waiting = deliveries.filter(
+      (delivery) => !fits.has(delivery) && !letGo.has(delivery.eventId!) && isHealthy(endpoints.get(delivery.input.endpointId)) && eventOf.get(delivery)!.age_ms < HEALTHY_WAIT_MS,
+    );
+    const waitingEvents = new Set(waiting.map((delivery) => delivery.eventId));
+    const waits = new Set(waiting);
+    const written = deliveries.filter((delivery) => !letGo.has(delivery.eventId!) && !waits.has(delivery));
+    const dispatched = events.filter((event) => !letGo.has(event.id) && !waitingEvents.has(event.id));
     const now = startable.filter((delivery) => !letGo.has(delivery.eventId!));
     // Deliveries left for lack of room start as their endpoints make room (which they say); only those left behind
     // older deferred ones may be startable before that.
-    const deferred = deliveries.filter((delivery) => !letGo.has(delivery.eventId!) && !chosen.has(delivery));
+    const deferred = written.filter((delivery) => !chosen.has(delivery));
     if (deferred.some((delivery) => this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
     await WRITE_DELIVERIES.rows(em, [
-      JSON.stringify(rows.filter((row) => !letGo.has(row.event_id as string))),
+      JSON.stringify(written.map((delivery) => this.writtenRow(delivery, eventOf.get(delivery)!, endpoints.get(delivery.input.endpointId)!))),
       `{${now.map((d) => d.input.deliveryId).join(',')}}`,
       `{${dispatched.map((e) => e.id).join(',')}}`,
       CLAIM_SECONDS,
-      `{${[...letGo].join(',')}}`,
+      `{${[...letGo, ...waitingEvents].join(',')}}`,
     ]);
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
     for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
-    return { dispatched: dispatched.length, more: events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY) };
+    // A batch that wrote nothing found only events waiting for room: the next comes with room, a new event or a poll.
+    const progressed = written.length > 0 || dispatched.length > 0;
+    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
+  }
+
+  /**
+   * The row of a delivery as WRITE_DELIVERIES takes it, its body in its endpoint's shape; the delivery's run takes the
+   * event type that body names. Made only for the deliveries written: those that wait cost no body.
+   */
+  private writtenRow(delivery: DeliveryToStart, event: EventRow, endpoint: EndpointRow): Record<string, unknown> {
+    const body = deliveryBody(
+      { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
+      endpoint.payload_shape,
+    );
+    delivery.input = { ...delivery.input, eventType: body.eventType };
+    return {
+      id: delivery.input.deliveryId,
+      company_id: event.company_id,
+      endpoint_id: endpoint.id,
+      event_id: event.id,
+      event_type: body.eventType,
+      payload: body.payload,
+      traceparent: event.traceparent,
+      tracestate: event.tracestate,
+    };
+  }
+
+  /**
+   * The runs an endpoint may get started now: a healthy one what its pipeline has room for (HEALTHY_PIPELINE; an event
+   * waiting in the outbox costs nothing); one in trouble its budget's room; none behind deferred ones.
+   */
+  private roomOf(endpoint: EndpointRow): number {
+    if (endpoint.deferring) return 0;
+    if (isHealthy(endpoint)) return Math.max(0, HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint - endpoint.busy);
+    return Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open);
   }
 
   private hadRoom(endpoint: EndpointRow | undefined): boolean {
@@ -398,7 +470,7 @@ export class OutboxDispatcher {
    * allow.
    */
   private startable(deliveries: DeliveryToStart[], endpoints: Map<string, EndpointRow>, queued: Map<string, number>): { fitting: DeliveryToStart[]; now: DeliveryToStart[] } {
-    const room = new Map([...endpoints.values()].map((endpoint) => [endpoint.id, endpoint.deferring ? 0 : Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open)]));
+    const room = new Map([...endpoints.values()].map((endpoint) => [endpoint.id, this.roomOf(endpoint)]));
     const fitting = deliveries.filter((delivery) => {
       const left = room.get(delivery.input.endpointId) ?? 0;
       // Once an endpoint is out of room, it stays so for the batch: its deliveries keep their order.
@@ -539,6 +611,7 @@ export class OutboxDispatcher {
 
   private async listen(): Promise<void> {
     const listener = new PgClient({ connectionString: this.options.databaseUrl });
+    // Room at an endpoint (endpoint_room) is for its deferred deliveries; outbox_room for events that waited for it.
     listener.on('notification', (message) => (message.channel === 'endpoint_room' ? this.kickDeferred() : this.kick()));
     listener.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'outbox listener lost its connection; polling until it is back');
@@ -547,7 +620,7 @@ export class OutboxDispatcher {
       this.relisten();
     });
     await listener.connect();
-    await listener.query('listen outbox_events; listen endpoint_room');
+    await listener.query('listen outbox_events; listen endpoint_room; listen outbox_room');
     this.listener = listener;
   }
 
@@ -556,6 +629,9 @@ export class OutboxDispatcher {
     setTimeout(() => this.listen().catch(() => this.relisten()), 1000);
   }
 }
+
+/** Neither in trouble nor with deferred deliveries: its runs go through as they start. */
+const isHealthy = (endpoint: EndpointRow | undefined) => endpoint !== undefined && !endpoint.in_trouble && !endpoint.deferring;
 
 /** The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it (echo prevention). */
 function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] {

@@ -1,5 +1,5 @@
 import { createLogger } from '../../src/logger';
-import { OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import { HEALTHY_PIPELINE, OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
@@ -16,7 +16,7 @@ describe('outbox dispatcher fairness', () => {
   afterAll(() => stack.close());
 
   /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
-  const quietDispatcher = (options: { companyStartsPerSecond?: number; companyMaxQueued?: number } = {}) =>
+  const quietDispatcher = (options: { companyStartsPerSecond?: number; companyMaxQueued?: number; maxInFlightPerEndpoint?: number } = {}) =>
     new OutboxDispatcher({
       orm: stack.orm,
       deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
@@ -141,6 +141,51 @@ describe('outbox dispatcher fairness', () => {
       expect(await dispatcher.dispatchBatch()).toBe(2);
       expect(await undispatched(busy)).toBe(0);
       expect(await dispatchOrder(busy)).toEqual(['QUEUE-0', 'QUEUE-1', 'QUEUE-2', 'QUEUE-3', 'QUEUE-4']);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it("keeps a healthy endpoint's deliveries beyond its pipeline in the outbox with their events, while the events' other endpoints get theirs; as its runs begin, the rest follow in order, none twice", async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const [first, second] = [await addApiKey(stack, company), await addApiKey(stack, company)];
+    const subscribe = async (key: string) => registerEndpoint(stack, key, { url: `https://localhost:${await freePort()}/pipeline`, event_types: ['employee.created'] });
+    const employee = (n: string) =>
+      sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: `PIPE-${n}`, name: 'Pipe Worker', email: 'pipe@example.com', employee_type: 'site_worker' }));
+    const deliveriesOf = (endpointId: string) =>
+      stack
+        .em()
+        .execute<{ id: string; emp: string }[]>(
+          `select d.id, o.data->>'emp_number' as emp from webhook_deliveries d join outbox_events o on o.id = d.event_id where d.endpoint_id = ? order by d.created_at`,
+          [endpointId],
+        );
+    // Two attempts in flight at most: four runs at its door or on their way (no worker serves this stack: they stay there).
+    const pipeline = HEALTHY_PIPELINE * 2;
+    const dispatcher = quietDispatcher({ maxInFlightPerEndpoint: 2 });
+    try {
+      const busy = await subscribe(first.key);
+      for (let i = 0; i < pipeline; i++) expect((await employee(String(i))).status).toBe(200);
+      expect(await dispatcher.dispatchBatch()).toBe(pipeline);
+      // Its pipeline full, three more events: the other endpoint gets its deliveries, the busy one's wait with the events.
+      const other = await subscribe(second.key);
+      for (let i = pipeline; i < pipeline + 3; i++) expect((await employee(String(i))).status).toBe(200);
+      expect(await dispatcher.dispatchBatch()).toBe(0);
+      expect(await undispatched(company)).toBe(3);
+      expect((await deliveriesOf(other.id)).map((d) => d.emp)).toEqual([0, 1, 2].map((i) => `PIPE-${pipeline + i}`));
+      expect(await deliveriesOf(busy.id)).toHaveLength(pipeline);
+      // Two of its runs begin (a worker would record their attempts): two events go, in order; the third waits on.
+      const begun = (await deliveriesOf(busy.id)).slice(0, 2);
+      for (const delivery of begun) {
+        await stack.em().execute(
+          `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger) values (gen_random_uuid(), ?, now(), now(), ?, 0, 'automatic')`,
+          [company.companyId, delivery.id],
+        );
+      }
+      expect(await dispatcher.dispatchBatch()).toBe(2);
+      expect(await undispatched(company)).toBe(1);
+      expect((await deliveriesOf(busy.id)).map((d) => d.emp)).toEqual(Array.from({ length: pipeline + 2 }, (_, i) => `PIPE-${i}`));
+      // The other endpoint's deliveries were written once.
+      expect(await deliveriesOf(other.id)).toHaveLength(3);
     } finally {
       await dispatcher.stop();
     }

@@ -46,12 +46,17 @@ export class Migration20261204000000EndpointRunBudget extends Migration {
         get diagnostics v_cancelled = row_count;
         return v_cancelled;
       end $$;`);
-    // Told when room may have come at an endpoint with deferred deliveries: a held delivery let through, an attempt
-    // finished. The dispatchers listen.
+    // Told when room may have come at an endpoint (a held delivery let through, an attempt finished): on endpoint_room
+    // when it has deferred deliveries not being started, on outbox_room when its company has events waiting in the outbox (a healthy
+    // endpoint's wait there for its free slots). The dispatchers listen.
     this.addSql(`create function notify_endpoint_room(p_endpoint uuid) returns void language plpgsql as $$
       begin
-        if exists (select 1 from webhook_deliveries d where d.endpoint_id = p_endpoint and d.deferred_since is not null) then
+        if exists (select 1 from webhook_deliveries d where d.endpoint_id = p_endpoint and d.deferred_since is not null
+                     and (d.start_claimed_until is null or d.start_claimed_until < now())) then
           perform pg_notify('endpoint_room', p_endpoint::text);
+        end if;
+        if exists (select 1 from webhook_endpoints e join outbox_events o on o.company_id = e.company_id and o.dispatched_at is null where e.id = p_endpoint) then
+          perform pg_notify('outbox_room', p_endpoint::text);
         end if;
       end $$;`);
 
