@@ -38,8 +38,10 @@ export type ProjectCreationOutcome =
   | { state: 'completed'; result: ProjectCreationResult }
   | { state: 'running'; projectId: string; eventId: string; workflowId: string };
 
-/** One workflow per company and project code: a second request while it runs is refused instead of starting another. */
-/** Codes differ only in case name the same project, so they name the same workflow too. */
+/**
+ * One workflow per company and project code: a request while a run goes joins that run, which refuses it (409)
+ * when the run is another request's. Codes that differ only in case name the same project, so they name the same workflow too.
+ */
 export const projectCreationWorkflowId = (companyId: string, projectCode: string) => `project.created/${companyId}/${projectCode.toLowerCase()}`;
 
 /**
