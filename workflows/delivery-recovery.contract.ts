@@ -1,4 +1,4 @@
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 /**
  * A bulk recovery (POST /webhook-endpoints/{id}/recover), one run per recovery (id `webhook-recovery/<recovery id>`),

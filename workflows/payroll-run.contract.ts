@@ -1,5 +1,5 @@
 import type { PayrollRunInput, PayrollRunResult } from '../src/domain/time/payroll-runs';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { PayrollRunInput, PayrollRunResult };
 

@@ -1,5 +1,5 @@
 import type { ProjectClosingInput, ProjectClosingResult } from '../src/domain/work/project-closing';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { ProjectClosingInput, ProjectClosingResult };
 

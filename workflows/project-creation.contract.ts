@@ -1,5 +1,5 @@
 import type { ProjectCreationInput, ProjectCreationResult } from '../src/domain/work/project-creation';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { ProjectCreationInput, ProjectCreationResult };
 

@@ -5,7 +5,7 @@ import type {
   PurchaseOrderDecided,
   PurchaseOrderDecision,
 } from '../src/domain/supply/purchase-order-approval';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { PurchaseOrderApprovalInput, PurchaseOrderApprovalResult, PurchaseOrderDecided, PurchaseOrderDecision };
 

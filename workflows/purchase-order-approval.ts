@@ -1,6 +1,6 @@
 import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { PurchaseOrderApprovalActivities } from '../activities/purchase-order-approval';
-import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from './search-attributes';
 import { DECIDE_UPDATE_DESCRIPTION, decidePurchaseOrderUpdate, type PurchaseOrderApprovalInput, type PurchaseOrderApprovalResult } from './purchase-order-approval.contract';
 
 const steps = proxyActivities<PurchaseOrderApprovalActivities>({

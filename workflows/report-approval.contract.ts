@@ -1,6 +1,6 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { ReportApprovalInput, ReportApprovalResult, ReportDecision } from '../src/domain/reporting/report-approval';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { ReportApprovalInput, ReportApprovalResult, ReportDecision };
 

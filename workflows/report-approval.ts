@@ -1,6 +1,6 @@
 import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ReportApprovalActivities } from '../activities/report-approval';
-import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from './search-attributes';
 import { DECIDE_SIGNAL_DESCRIPTION, decideReportSignal, type ReportApprovalInput, type ReportApprovalResult, type ReportDecision } from './report-approval.contract';
 
 const steps = proxyActivities<ReportApprovalActivities>({

@@ -1,5 +1,5 @@
 import type { RetentionPeriods, RetentionTarget } from '../src/domain/retention';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 /**
  * Retention, started by the Temporal Schedule `retention/<task queue>` (src/temporal/retention-schedule.ts, made

@@ -1,5 +1,5 @@
 import type { ScheduledReportInput } from '../src/domain/reporting/report-schedules';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 export type { ScheduledReportInput };
 

@@ -1,6 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import type { TaskQueueRole } from '../src/task-queues';
 
 /**
  * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
@@ -12,6 +11,14 @@ export const WEBHOOK_DELIVERY = 'webhookDelivery';
 
 /** The task queue it and its activities run on (TEMPORAL_DELIVERIES_TASK_QUEUE names it). */
 export const WEBHOOK_DELIVERY_TASK_QUEUE: TaskQueueRole = 'deliveries';
+
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** Why an attempt waits without being made: the endpoint's breaker is open, or its attempts in flight are at the cap. */
+export const HOLD_REASONS = ['circuit_open', 'endpoint_busy'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+/** What made an attempt: the run's schedule, a re-run asked for, or a test send. */
+export type AttemptTrigger = 'automatic' | 'manual' | 'test';
 
 /** One workflow per delivery, named after it, so a delivery is never started twice. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;

@@ -17,21 +17,21 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DeliveryRunActivities } from '../activities/webhook-delivery';
-import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
-import type { DeliveryStatus } from '../src/delivery/webhook-delivery.entity';
-import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
-import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
   type AttemptFailure,
+  type AttemptTrigger,
   checkRerunRequest,
-  type DeliveryRunPlan,
   DELIVERY_FAILED,
-  type FirstAttempt,
+  type DeliveryRunPlan,
+  type DeliveryStatus,
   describeFailure,
   endpointEndedSignal,
   endpointReadySignal,
+  type FirstAttempt,
+  type HoldReason,
   RERUN_UPDATE_DESCRIPTION,
   type RerunResult,
   rerunUpdate,

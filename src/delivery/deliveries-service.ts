@@ -7,12 +7,13 @@ import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
 import { type Cursor, cursorAfter, findPage, type Page } from '../domain/page';
 import { type TraceContext, traceContextOf } from '../observability/trace-context';
-import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from '../temporal/delivery-workflows';
+import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from './delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
-import { type DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookRecovery } from './webhook-recovery.entity';
+import type { DeliveryStatus } from '../../workflows/webhook-delivery.contract';
 
 /** What a re-run can start from: a delivery that failed, was cancelled, or is waiting for its next retry. */
 export const RERUNNABLE_STATUSES = ['failed', 'retrying', 'cancelled'] as const satisfies DeliveryStatus[];

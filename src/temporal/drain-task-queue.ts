@@ -3,8 +3,8 @@ import { type SearchAttributePair, TypedSearchAttributes } from '@temporalio/com
 import type { Logger } from '../logger';
 import { fairnessOf } from './fairness';
 import { retentionScheduleIdOn } from './retention-schedule';
-import { COMPANY_ID } from './search-attributes';
-import type { TaskQueues } from './task-queues';
+import { COMPANY_ID } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
 import { taskQueueOf } from './workflow-task-queues';
 
 /**

@@ -1,7 +1,7 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
 import { RETENTION, type RetentionInput } from '../../workflows/retention.contract';
-import type { TaskQueues } from './task-queues';
+import type { TaskQueues } from '../task-queues';
 import { taskQueueOf } from './workflow-task-queues';
 
 /** The retention schedule of the workflows on `taskQueue`: one per deployment (and per test stack). */

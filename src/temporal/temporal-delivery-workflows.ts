@@ -13,11 +13,11 @@ import { deliveryWorkflowId, endpointEndedSignal, endpointReadySignal, type Reru
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { inSpan } from '../observability/spans';
 import { contextOf, linksTo } from '../observability/trace-context';
-import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
+import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from '../delivery/delivery-workflows';
 import { fairnessOf } from './fairness';
 import { resultWithin } from './result-within';
-import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
-import type { TaskQueues } from './task-queues';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
 import { taskQueueOf } from './workflow-task-queues';
 
 /** How many times a re-run request looks again when the run changes under it. */

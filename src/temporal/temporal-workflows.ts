@@ -17,8 +17,8 @@ import { inSpan } from '../observability/spans';
 import { apiErrorFromWorkflow } from './failures';
 import { resultWithin } from './result-within';
 import { fairnessOf } from './fairness';
-import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from './search-attributes';
-import type { TaskQueues } from './task-queues';
+import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
 import {
   type ScheduleGateway,
   ScheduleMissing,
@@ -28,7 +28,7 @@ import {
   type WorkflowLabels,
   type WorkflowOutcome,
   type WorkflowStart,
-} from './workflow-gateway';
+} from '../domain/workflow-gateway';
 import { taskQueueOf } from './workflow-task-queues';
 
 /** The gRPC status of a request Temporal refuses as malformed. */

@@ -7,7 +7,7 @@ import { REPORT_APPROVAL, REPORT_APPROVAL_TASK_QUEUE } from '../../workflows/rep
 import { RETENTION, RETENTION_TASK_QUEUE } from '../../workflows/retention.contract';
 import { SCHEDULED_REPORT, SCHEDULED_REPORT_TASK_QUEUE } from '../../workflows/scheduled-report.contract';
 import { WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_TASK_QUEUE } from '../../workflows/webhook-delivery.contract';
-import type { TaskQueueRole, TaskQueues } from './task-queues';
+import type { TaskQueueRole, TaskQueues } from '../task-queues';
 
 /** Each workflow type's task queue, as its contract says. */
 export const WORKFLOW_TASK_QUEUES: Record<string, TaskQueueRole> = {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { createLogger } from '../../src/logger';
 import { retentionScheduleIdOn } from '../../src/temporal/retention-schedule';
-import { COMPANY_ID } from '../../src/temporal/search-attributes';
+import { COMPANY_ID } from '../../workflows/search-attributes';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { startWorker } from '../../src/worker/worker';
 import { RETENTION, type RetentionInput } from '../../workflows/retention.contract';

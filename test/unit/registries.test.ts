@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESOURCES } from '../../src/api/resources';
 import { REST_COLLECTIONS } from '../../src/domain/accounts/scopes';
-import { TASK_QUEUE_ROLES } from '../../src/temporal/task-queues';
+import { TASK_QUEUE_ROLES } from '../../src/task-queues';
 import { WORKFLOW_TASK_QUEUES } from '../../src/temporal/workflow-task-queues';
 import { PROJECT_ROOT } from '../../src/paths';
 

@@ -6,7 +6,7 @@ import type { PurchaseOrderApprovalInput } from '../../src/domain/supply/purchas
 import type { PurchaseOrderStatus } from '../../src/domain/supply/purchase-order.entity';
 import { ApiError } from '../../src/errors';
 import { apiErrorFromWorkflow, withActivityFailures } from '../../src/temporal/failures';
-import { APPROVAL_STATUS } from '../../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from '../../workflows/search-attributes';
 import type { purchaseOrderApproval } from '../../workflows/purchase-order-approval';
 import { decidePurchaseOrderUpdate, type PurchaseOrderDecision } from '../../workflows/purchase-order-approval.contract';
 import { createTimeSkippingEnv, recordingCalls, withWorker } from '../helpers/time-skipping';

@@ -4,7 +4,7 @@ import type { ReportApprovalActivities } from '../../activities/report-approval'
 import { SETTINGS } from '../../src/config';
 import type { ReportApprovalInput, ReportApprovalResult } from '../../src/domain/reporting/report-approval';
 import { withActivityFailures } from '../../src/temporal/failures';
-import { APPROVAL_STATUS } from '../../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from '../../workflows/search-attributes';
 import type { reportApproval } from '../../workflows/report-approval';
 import { decideReportSignal, type ReportDecision } from '../../workflows/report-approval.contract';
 import { createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';

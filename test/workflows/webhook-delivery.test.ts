@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
 import { SETTINGS } from '../../src/config';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
-import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import { DELIVERY_HELD } from '../../workflows/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,

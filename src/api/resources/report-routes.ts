@@ -5,7 +5,7 @@ import { APPROVAL_STATUSES } from '../../domain/reporting/report.entity';
 import { assertEmployee } from '../../domain/people/employees';
 import { decideReport, type ReportKind, submitReport } from '../../domain/reporting/report-approval';
 import type { ReportApprove, ReportReject } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/workflow-gateway';
+import type { ApprovalRuntime } from '../../domain/workflow-gateway';
 import type { AppDeps } from '../context';
 import type { RouteSpec } from '../routes/route-spec';
 import { byDate, byId, byValue, type Filter } from './filters';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import type { CompletionReportCreate, CompletionReport as CompletionReportRecord, DailyReportCreate, DailyReport as DailyReportRecord } from '../../generated/schemas';
-import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { completeWorkOrder } from '../work/work-orders';

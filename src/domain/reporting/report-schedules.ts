@@ -3,7 +3,7 @@ import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
 import { reportScheduledData } from './scheduled-report-events';
 import type { ReportScheduleCreate, ReportSchedule as ReportScheduleRecord } from '../../generated/schemas';
-import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../../temporal/workflow-gateway';
+import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import type { Page } from '../page';
 import { RecordService } from '../records/record-service';

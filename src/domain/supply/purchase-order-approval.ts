@@ -3,7 +3,7 @@ import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
 import { poSubmittedData } from './purchase-order-events';
 import type { PurchaseOrder as PurchaseOrderRecord } from '../../generated/schemas';
-import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { lifecycleActor } from '../time/timesheet-lifecycle';

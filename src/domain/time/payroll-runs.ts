@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
 import { ApiError } from '../../errors';
 import { iso } from '../event-format';
-import type { WorkflowGateway } from '../../temporal/workflow-gateway';
+import type { WorkflowGateway } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import { findPage, type Page } from '../page';
 import { PayrollRun } from './payroll-run.entity';

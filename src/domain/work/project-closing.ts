@@ -1,4 +1,4 @@
-import type { WorkflowGateway } from '../../temporal/workflow-gateway';
+import type { WorkflowGateway } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 
 /** Input of the projectClosing workflow. */

@@ -1,6 +1,6 @@
 import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
 import { ApiError } from '../../errors';
-import type { WorkflowGateway } from '../../temporal/workflow-gateway';
+import type { WorkflowGateway } from '../workflow-gateway';
 import type { Actor } from '../accounts/actor';
 import type { NewProject } from './projects';
 

@@ -3,7 +3,7 @@
  * Temporal. The domain knows workflows by their type name and input, never by their code.
  */
 
-/** The search attributes a run is found by in the Temporal UI (src/temporal/search-attributes.ts). */
+/** The search attributes a run is found by in the Temporal UI (workflows/search-attributes.ts). */
 export interface WorkflowLabels {
   companyId: string;
   /** The inbound operation or event the run carries out, e.g. project.created. */
