@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** Workflow code is replayed and must be deterministic: it may only import these at run time. */
-const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', './*'];
+const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', './*', '../src/domain/workflow-contract'];
 
 /**
  * The direction dependencies take (docs/architecture.md): entry points → src/temporal (the adapters) → delivery →
@@ -13,8 +13,8 @@ const WORKFLOW_RUNTIME_IMPORTS = ['@temporalio/workflow', '@temporalio/common', 
  * what it may not import; `npm test` also fails on any import cycle (madge).
  */
 const ONLY_CONTRACTS = {
-  regex: String.raw`(^|/)workflows(/index)?$|(^|/)workflows/(?![^/]+\.contract$|search-attributes$)`,
-  message: 'Outside workflows/, import a workflow only through its workflows/<name>.contract.ts (or the search attributes its runs are found by).',
+  regex: String.raw`(^|/)workflows(/index)?$|(^|/)workflows/(?![^/]+\.contract$|contracts$|search-attributes$|messages$)`,
+  message: 'Outside workflows/, import a workflow only through its workflows/<name>.contract.ts (or the list of them, the search attributes its runs are found by, or the Temporal definitions of its messages).',
 };
 const NO_TEMPORAL_ADAPTERS = {
   regex: String.raw`(^|/)temporal/`,
@@ -30,6 +30,18 @@ const NO_TEMPORAL_ADAPTERS_BUT_CONNECTION = {
   message: 'Routes and pages call domain and delivery services, which start workflows; of src/temporal they use only the client connection.',
 };
 const NO_ACTIVITIES = { regex: String.raw`(^|/)activities(/|$)`, message: 'Activities are registered by the worker; call the domain service they call.' };
+
+/** What workflow files (code and contracts) may import. */
+const WORKFLOW_PATTERNS = [
+  {
+    // Not src/temporal: a pattern that allows type imports would let its types through the one below.
+    regex: `^(?!(${WORKFLOW_RUNTIME_IMPORTS.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, (c) => (c === '*' ? '.*' : `\\${c}`))).join('|')})$)(?!.*(^|/)temporal/)`,
+    allowTypeImports: true,
+    message:
+      'Workflows are replayed and must be deterministic: import only @temporalio/workflow, @temporalio/common, other workflow files and the contract descriptors (src/domain/workflow-contract.ts) at run time (types are fine). Side effects belong in activities/.',
+  },
+  { ...NO_TEMPORAL_ADAPTERS, message: 'Workflows and their contracts stand below src/temporal, which starts them: they never import it.' },
+];
 
 /** A block of no-restricted-imports for `files`: the contracts rule everywhere outside workflows/, plus `patterns`. */
 const restrictImports = (files, patterns = [], ignores = []) => ({
@@ -61,21 +73,15 @@ export default tseslint.config(
   },
   {
     files: ['workflows/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: WORKFLOW_PATTERNS }] },
+  },
+  // Contracts are Temporal-free: the domain imports them. Temporal's definitions of their messages are made in workflows/messages.ts.
+  {
+    files: ['workflows/*.contract.ts', 'workflows/contracts.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        {
-          patterns: [
-            {
-              // Not src/temporal: a pattern that allows type imports would let its types through the one below.
-              regex: `^(?!(${WORKFLOW_RUNTIME_IMPORTS.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, (c) => (c === '*' ? '.*' : `\\${c}`))).join('|')})$)(?!.*(^|/)temporal/)`,
-              allowTypeImports: true,
-              message:
-                'Workflows are replayed and must be deterministic: import only @temporalio/workflow, @temporalio/common and other workflow files at run time (types are fine). Side effects belong in activities/.',
-            },
-            { ...NO_TEMPORAL_ADAPTERS, message: 'Workflows and their contracts stand below src/temporal, which starts them: they never import it.' },
-          ],
-        },
+        { patterns: [...WORKFLOW_PATTERNS, { regex: '^@temporalio/|(^|/)(messages|search-attributes)$', message: 'A contract is Temporal-free, for the domain imports it: declare its messages with signal() and update() (src/domain/workflow-contract.ts).' }] },
       ],
     },
   },
@@ -91,7 +97,7 @@ export default tseslint.config(
     ['src/domain/**/*.ts'],
     [
       { regex: '^@temporalio/', message: 'The domain talks to workflows through WorkflowGateway (src/domain/workflow-gateway.ts), not Temporal.' },
-      { regex: String.raw`(^|/)workflows(/|$)`, message: 'The domain names workflows by their type name and never imports workflow code.' },
+      { regex: String.raw`(^|/)workflows(/index|/contracts)?$|(^|/)workflows/(?![^/]+\.contract$)`, message: 'The domain knows a workflow by its contract (Temporal-free), never by its code.' },
       NO_TEMPORAL_ADAPTERS,
       { regex: String.raw`(^|/)delivery/`, message: 'Delivery reads the outbox the domain writes; the domain does not call delivery.' },
       NO_ACTIVITIES,

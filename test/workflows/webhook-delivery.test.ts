@@ -16,12 +16,15 @@ import {
   DELIVERY_FAILED,
   deliveryWorkflowId,
   type DeliveryRunPlan,
-  endpointEndedSignal,
-  endpointReadySignal,
-  rerunUpdate,
   type WebhookDeliveryInput,
+  WEBHOOK_DELIVERY,
 } from '../../workflows/webhook-delivery.contract';
+import { temporalSignal, temporalUpdate } from '../../workflows/messages';
 import { type ActivityCall, createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
+
+const endpointEndedSignal = temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded);
+const endpointReadySignal = temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady);
+const rerunUpdate = temporalUpdate(WEBHOOK_DELIVERY.updates.rerun);
 
 // workflows/webhook-delivery.ts in skipped time, its activities mocked: the schedule as the service runs it by default.
 const SECOND = 1000;
