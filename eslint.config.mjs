@@ -92,7 +92,7 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ ...ONLY_CONTRACTS, allowTypeImports: true }] }] },
   },
-  // The domain: no Temporal, no workflow code (not even contracts), no delivery, no entry points.
+  // The domain: no Temporal, no src/temporal, no workflow code but the Temporal-free contracts, no delivery, no entry points.
   restrictImports(
     ['src/domain/**/*.ts'],
     [
