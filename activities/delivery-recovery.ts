@@ -1,7 +1,7 @@
 import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { WebhookRecovery } from '../src/delivery/webhook-recovery.entity';
 import { deliveryToStart, RERUNNABLE_STATUSES } from '../src/delivery/deliveries-service';
-import { RerunRefused } from '../src/temporal/delivery-workflows';
+import { RerunRefused } from '../src/delivery/delivery-workflows';
 import type { ActivityDeps } from './deps';
 
 export function createDeliveryRecoveryActivities({ orm, deliveryWorkflows }: ActivityDeps) {

@@ -2,7 +2,7 @@ import type { Config } from '../src/config';
 import type { Orm } from '../src/db/orm';
 import type { DeliveryAttempts } from '../src/delivery/attempt';
 import type { Logger } from '../src/logger';
-import type { DeliveryWorkflows } from '../src/temporal/delivery-workflows';
+import type { DeliveryWorkflows } from '../src/delivery/delivery-workflows';
 
 /** What activities are built from; tests pass real instances of each. */
 export interface ActivityDeps {

@@ -1,8 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
 import { markFailed } from '../src/delivery/alerts';
 import type { AttemptRequest, AttemptResult, BegunAttempt, MadeAttempt } from '../src/delivery/attempt';
-import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
 import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
 import {
@@ -17,6 +15,7 @@ import {
   type WebhookDeliveryInput,
 } from '../workflows/webhook-delivery.contract';
 import type { ActivityDeps } from './deps';
+import type { AttemptTrigger, HoldReason } from '../workflows/webhook-delivery.contract';
 
 /** About 25 minutes of activity retries (1 s doubling to 1 min) before a missing delivery is given up. */
 const MISSING_DELIVERY_ATTEMPTS = 30;

@@ -1,7 +1,7 @@
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
 import { deliveryWorkflowId } from '../workflows/webhook-delivery.contract';

@@ -2,7 +2,7 @@ import type { Client as TemporalClient } from '@temporalio/client';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
-import type { TaskQueues } from '../src/temporal/task-queues';
+import type { TaskQueues } from '../src/task-queues';
 import { summary } from './http-load';
 
 /**

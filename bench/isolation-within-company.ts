@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { loadConfig, parseEncryptionKey } from '../src/config';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { runsPerEndpoint } from '../src/delivery/outbox-dispatcher';
 import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { DeliveryProbe } from './deliveries';

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';

@@ -1,5 +1,5 @@
 import { patched, proxyActivities, proxyLocalActivities, upsertSearchAttributes } from '@temporalio/workflow';
-import { DELIVERY_STATUS } from '../src/temporal/search-attributes';
+import { DELIVERY_STATUS } from '../workflows/search-attributes';
 
 const { noop } = proxyActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '1 minute' });
 const local = proxyLocalActivities<{ noop(): Promise<void> }>({ startToCloseTimeout: '1 minute' });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';

@@ -20,7 +20,7 @@ import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
 import { signWebhook } from '../src/crypto/webhook-signature';
 import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { localEncryptionKey } from '../src/local-environment';
 import { startReceiver, testCertificate } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
@@ -42,7 +42,7 @@ import { npmStart, type StartedService } from './startup';
 import { productionCeilingPhase } from './production-ceiling';
 import { HISTORY_SHARDS, installTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
-import type { TaskQueues } from '../src/temporal/task-queues';
+import type { TaskQueues } from '../src/task-queues';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');

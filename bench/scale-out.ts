@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
 import { probeDeliveriesOf } from './deliveries';

@@ -5,7 +5,7 @@ import { closeSync, fstatSync, globSync, openSync, readFileSync, readSync, rmSyn
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
-import { connectOrm, migrate } from '../src/db/orm';
+import { connectOrm, migrate } from '../src/database';
 import { PROJECT_ROOT } from '../src/paths';
 import { startTemporalDevServer } from '../src/temporal/dev-server';
 import { freePort } from '../test/helpers/ports';

@@ -20,7 +20,7 @@ import { PROJECT_ROOT } from '../src/paths';
 import { executable, goBinDir } from '../src/temporal/cli-binary';
 import { SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server';
 import { registerMissingSearchAttributes } from '../src/temporal/register-search-attributes';
-import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { freePort } from '../test/helpers/ports';
 import { treeCpuSeconds } from './proc';
 

@@ -7,7 +7,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_ID, EVENT_TYPE } from '../workflows/search-attributes';
 import { summary } from './http-load';
 import { treeCpuSeconds } from './proc';
 

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseEncryptionKey } from '../src/config';
 import { signWebhook } from '../src/crypto/webhook-signature';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { decodeExport } from '../test/helpers/otlp-receiver';
 import { freePort } from '../test/helpers/ports';
 import { load, type LoadResult, median } from './http-load';

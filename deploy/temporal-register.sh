@@ -5,7 +5,7 @@ set -eu
 
 ADDRESS="${TEMPORAL_ADDRESS:-temporal:7233}"
 NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
-# Keep in step with src/temporal/search-attributes.ts. SQL visibility offers 10 Keyword slots per namespace.
+# Keep in step with workflows/search-attributes.ts. SQL visibility offers 10 Keyword slots per namespace.
 SEARCH_ATTRIBUTES="CompanyId EventType RecordKey EndpointId DeliveryStatus EndpointHost EventId DeliveryHeld ApprovalStatus"
 
 # Retries a command until it succeeds: the frontend accepts connections before it serves every request,

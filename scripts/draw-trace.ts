@@ -5,7 +5,7 @@ import { seedTenant } from '../bench/seed';
 import { compileProject, type NodeProcess, phaseEnv, startNode, startServers, waitForHttp, waitForOutput } from '../bench/stack';
 import { parseEncryptionKey } from '../src/config';
 import { signWebhook } from '../src/crypto/webhook-signature';
-import { connectOrm } from '../src/db/orm';
+import { connectOrm } from '../src/database';
 import { PROJECT_ROOT } from '../src/paths';
 import { startReceiver, testCertificate } from '../test/helpers/https-receiver';
 import { type ReceivedSpan, startOtlpReceiver } from '../test/helpers/otlp-receiver';

@@ -1,4 +1,4 @@
-import { TASK_QUEUE_ROLES, type TaskQueueRole, type TaskQueues } from './temporal/task-queues';
+import { TASK_QUEUE_ROLES, type TaskQueueRole, type TaskQueues } from './task-queues';
 
 /**
  * Environment → typed, validated configuration. The production entry points (api, worker) read only this;

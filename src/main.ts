@@ -79,7 +79,7 @@ async function main() {
       );
     }
     const code = Promise.all([
-      import('./db/orm.js'),
+      import('./database.js'),
       import('./worker/worker.js'),
       import('./api/server.js'),
       import('./delivery/outbox-dispatcher.js'),

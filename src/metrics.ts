@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from './db/orm';
 import { ALERT_KINDS } from './delivery/webhook-alert.entity';
-import { DELIVERY_STATUSES, HOLD_REASONS } from './delivery/webhook-delivery.entity';
 import { CIRCUIT_STATES } from './delivery/webhook-endpoint.entity';
+import { DELIVERY_STATUSES, HOLD_REASONS } from '../workflows/webhook-delivery.contract';
 
 /**
  * Prometheus metrics (GET /metrics on the api and on the worker). Counters and histograms count what this process

@@ -1,13 +1,10 @@
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import { workflowDef } from '../src/domain/workflow-contract';
 
 /**
  * A bulk recovery (POST /webhook-endpoints/{id}/recover), one run per recovery (id `webhook-recovery/<recovery id>`),
  * on the deliveries task queue. Started by startRecovery (src/delivery/deliveries-service.ts). No signals or updates.
  */
-export const DELIVERY_RECOVERY = 'deliveryRecovery';
-
-/** The task queue it and its activities run on (TEMPORAL_DELIVERIES_TASK_QUEUE names it). */
-export const DELIVERY_RECOVERY_TASK_QUEUE: TaskQueueRole = 'deliveries';
+export const DELIVERY_RECOVERY = workflowDef<DeliveryRecoveryInput, DeliveryRecoveryResult>()({ name: 'deliveryRecovery', taskQueue: 'deliveries' });
 
 export const recoveryWorkflowId = (recoveryId: string) => `webhook-recovery/${recoveryId}`;
 

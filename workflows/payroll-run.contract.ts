@@ -1,13 +1,22 @@
-import type { PayrollRunInput, PayrollRunResult } from '../src/domain/time/payroll-runs';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
-
-export type { PayrollRunInput, PayrollRunResult };
+import type { Actor } from '../src/domain/accounts/actor';
+import { workflowDef } from '../src/domain/workflow-contract';
 
 /**
  * A period's payroll run, one at a time per company and period (id `payroll/<company>/<start>/<end>`), on the
  * operations task queue. Started by runPayroll (src/domain/time/payroll-runs.ts). No signals or updates.
  */
-export const PAYROLL_RUN = 'payrollRun';
+export const PAYROLL_RUN = workflowDef<PayrollRunInput, PayrollRunResult>()({ name: 'payrollRun', taskQueue: 'operations' });
 
-/** The task queue it and its activities run on (TEMPORAL_OPERATIONS_TASK_QUEUE names it). */
-export const PAYROLL_RUN_TASK_QUEUE: TaskQueueRole = 'operations';
+/** Input of the payrollRun workflow: everything needed to run it again from scratch. */
+export interface PayrollRunInput {
+  actor: Actor;
+  /** Chosen before the workflow starts, so a retried step finds the run its first attempt recorded. */
+  runId: string;
+  periodStart: string;
+  periodEnd: string;
+}
+
+export interface PayrollRunResult {
+  runId: string;
+  totalCount: number;
+}

@@ -1,13 +1,26 @@
-import type { ProjectClosingInput, ProjectClosingResult } from '../src/domain/work/project-closing';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
-
-export type { ProjectClosingInput, ProjectClosingResult };
+import type { Actor } from '../src/domain/accounts/actor';
+import { workflowDef } from '../src/domain/workflow-contract';
 
 /**
  * project.closed, one run per company and project code (id `project.closed/<company>/<code>`), on the operations
  * task queue. Started by runProjectClosing (src/domain/work/project-closing.ts). No signals or updates.
  */
-export const PROJECT_CLOSING = 'projectClosing';
+export const PROJECT_CLOSING = workflowDef<ProjectClosingInput, ProjectClosingResult>()({ name: 'projectClosing', taskQueue: 'operations' });
 
-/** The task queue it and its activities run on (TEMPORAL_OPERATIONS_TASK_QUEUE names it). */
-export const PROJECT_CLOSING_TASK_QUEUE: TaskQueueRole = 'operations';
+/** Input of the projectClosing workflow. */
+export interface ProjectClosingInput {
+  actor: Actor;
+  /** The id of the project.closed event. */
+  eventId: string;
+  projectId: string;
+  projectCode: string;
+  /** Close the incomplete work orders too; without it, closing fails while there are any. */
+  closeWorkOrders: boolean;
+}
+
+export interface ProjectClosingResult {
+  projectId: string;
+  /** The project.closed event's id, or null when the project was closed already. */
+  eventId: string | null;
+  closedWorkOrders: number;
+}

@@ -1,7 +1,8 @@
 import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { PurchaseOrderApprovalActivities } from '../activities/purchase-order-approval';
-import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
-import { DECIDE_UPDATE_DESCRIPTION, decidePurchaseOrderUpdate, type PurchaseOrderApprovalInput, type PurchaseOrderApprovalResult } from './purchase-order-approval.contract';
+import { APPROVAL_STATUS } from './search-attributes';
+import { temporalUpdate } from './messages';
+import { DECIDE_UPDATE_DESCRIPTION, PURCHASE_ORDER_APPROVAL, type PurchaseOrderApprovalInput, type PurchaseOrderApprovalResult } from './purchase-order-approval.contract';
 
 const steps = proxyActivities<PurchaseOrderApprovalActivities>({
   startToCloseTimeout: '30 seconds',
@@ -18,7 +19,7 @@ const steps = proxyActivities<PurchaseOrderApprovalActivities>({
 export async function purchaseOrderApproval(input: PurchaseOrderApprovalInput): Promise<PurchaseOrderApprovalResult> {
   let outcome: PurchaseOrderApprovalResult['outcome'] | undefined;
   setHandler(
-    decidePurchaseOrderUpdate,
+    temporalUpdate(PURCHASE_ORDER_APPROVAL.updates.decide),
     async (decision) => {
       const status = await steps.recordPurchaseOrderDecision(input, decision);
       if (status === 'approved' || status === 'rejected') outcome = status;

@@ -1,7 +1,8 @@
 import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ReportApprovalActivities } from '../activities/report-approval';
-import { APPROVAL_STATUS } from '../src/temporal/search-attributes';
-import { DECIDE_SIGNAL_DESCRIPTION, decideReportSignal, type ReportApprovalInput, type ReportApprovalResult, type ReportDecision } from './report-approval.contract';
+import { APPROVAL_STATUS } from './search-attributes';
+import { temporalSignal } from './messages';
+import { DECIDE_SIGNAL_DESCRIPTION, REPORT_APPROVAL, type ReportApprovalInput, type ReportApprovalResult, type ReportDecision } from './report-approval.contract';
 
 const steps = proxyActivities<ReportApprovalActivities>({
   startToCloseTimeout: '30 seconds',
@@ -17,7 +18,7 @@ const steps = proxyActivities<ReportApprovalActivities>({
  */
 export async function reportApproval(input: ReportApprovalInput): Promise<ReportApprovalResult> {
   let decision: ReportDecision | undefined;
-  setHandler(decideReportSignal, (request) => void (decision ??= request), { description: DECIDE_SIGNAL_DESCRIPTION });
+  setHandler(temporalSignal(REPORT_APPROVAL.signals.decide), (request) => void (decision ??= request), { description: DECIDE_SIGNAL_DESCRIPTION });
   const result = await awaitDecision(input, () => decision);
   upsertSearchAttributes([{ key: APPROVAL_STATUS, value: result.outcome }]);
   return result;

@@ -1,14 +1,11 @@
 import type { RetentionPeriods, RetentionTarget } from '../src/domain/retention';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import { workflowDef } from '../src/domain/workflow-contract';
 
 /**
  * Retention, started by the Temporal Schedule `retention/<task queue>` (src/temporal/retention-schedule.ts, made
  * by every worker at start) on the operations task queue. No signals or updates.
  */
-export const RETENTION = 'retention';
-
-/** The task queue it and its activities run on (TEMPORAL_OPERATIONS_TASK_QUEUE names it). */
-export const RETENTION_TASK_QUEUE: TaskQueueRole = 'operations';
+export const RETENTION = workflowDef<RetentionInput, RetentionResult>()({ name: 'retention', taskQueue: 'operations' });
 
 export interface RetentionInput {
   periods: RetentionPeriods;

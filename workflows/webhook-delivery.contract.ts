@@ -1,6 +1,4 @@
-import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
-import type { TaskQueueRole } from '../src/temporal/task-queues';
+import { signal, update, workflowDef } from '../src/domain/workflow-contract';
 
 /**
  * The delivery workflow: one event to one endpoint, one run at a time per delivery (id `webhook-delivery/<delivery
@@ -8,10 +6,30 @@ import type { TaskQueueRole } from '../src/temporal/task-queues';
  * (src/temporal/temporal-delivery-workflows.ts). What it takes and gives, its update, and the failure types that
  * cross from its activities.
  */
-export const WEBHOOK_DELIVERY = 'webhookDelivery';
+export const WEBHOOK_DELIVERY = workflowDef<WebhookDeliveryInput, WebhookDeliveryResult>()({
+  name: 'webhookDelivery',
+  taskQueue: 'deliveries',
+  /**
+   * endpointReady: sent to a held delivery when its endpoint lets attempts through again (a slot freed, the breaker
+   * closed, the endpoint was disabled): it tries its attempt now instead of at the end of its wait. endpointEnded:
+   * sent to a delivery waiting for its next retry when its endpoint was disabled or deleted: it makes that attempt
+   * now, which fails for good without sending (the endpoint is not active), instead of waiting up to hours to learn it.
+   */
+  signals: { endpointReady: signal(), endpointEnded: signal() },
+  /**
+   * rerun: re-runs a delivery now with the same X-Webhook-ID and answers with the attempt it made. Sent by
+   * POST /webhook-deliveries/{id}/retry, the bulk recovery, or from the Temporal UI ("Send an Update").
+   */
+  updates: { rerun: update<[RerunRequest], RerunResult>() },
+});
 
-/** The task queue it and its activities run on (TEMPORAL_DELIVERIES_TASK_QUEUE names it). */
-export const WEBHOOK_DELIVERY_TASK_QUEUE: TaskQueueRole = 'deliveries';
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** Why an attempt waits without being made: the endpoint's breaker is open, or its attempts in flight are at the cap. */
+export const HOLD_REASONS = ['circuit_open', 'endpoint_busy'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+/** What made an attempt: the run's schedule, a re-run asked for, or a test send. */
+export type AttemptTrigger = 'automatic' | 'manual' | 'test';
 
 /** One workflow per delivery, named after it, so a delivery is never started twice. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
@@ -146,27 +164,9 @@ export interface RerunResult {
   error: string | null;
 }
 
-/**
- * Re-runs a delivery now with the same X-Webhook-ID and answers with the attempt it made. Sent by
- * POST /webhook-deliveries/{id}/retry, the bulk recovery, or from the Temporal UI ("Send an Update").
- */
-export const rerunUpdate = defineUpdate<RerunResult, [RerunRequest]>('rerun');
-
 export const RERUN_UPDATE_DESCRIPTION =
   'Re-run this webhook delivery now, keeping its X-Webhook-ID, and show the attempt it made. Input (optional): ' +
   '{"reason": "why"}. A failed delivery gets one more attempt; one waiting for its next retry makes it at once.';
-
-/**
- * Sent to a held delivery when its endpoint lets attempts through again (a slot freed, the breaker closed, the
- * endpoint was disabled): it tries its attempt now instead of at the end of its wait.
- */
-export const endpointReadySignal = defineSignal('endpointReady');
-
-/**
- * Sent to a delivery waiting for its next retry when its endpoint was disabled or deleted: it makes that attempt now,
- * which fails for good without sending (the endpoint is not active), instead of waiting up to hours to learn it.
- */
-export const endpointEndedSignal = defineSignal('endpointEnded');
 
 const MAX_REASON_LENGTH = 500;
 

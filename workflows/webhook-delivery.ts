@@ -17,29 +17,28 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DeliveryRunActivities } from '../activities/webhook-delivery';
-import type { AttemptTrigger } from '../src/delivery/delivery-attempt.entity';
-import type { DeliveryStatus } from '../src/delivery/webhook-delivery.entity';
-import type { HoldReason } from '../src/delivery/webhook-delivery.entity';
-import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../src/temporal/search-attributes';
+import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
   type AttemptFailure,
+  type AttemptTrigger,
   checkRerunRequest,
-  type DeliveryRunPlan,
   DELIVERY_FAILED,
-  type FirstAttempt,
+  type DeliveryRunPlan,
+  type DeliveryStatus,
   describeFailure,
-  endpointEndedSignal,
-  endpointReadySignal,
+  type FirstAttempt,
+  type HoldReason,
   RERUN_UPDATE_DESCRIPTION,
   type RerunResult,
-  rerunUpdate,
   waitBeforeNextAttempt,
   type WebhookDeliveryInput,
   type WebhookDeliveryResult,
   type WebhookDeliveryStart,
+  WEBHOOK_DELIVERY,
 } from './webhook-delivery.contract';
+import { temporalSignal, temporalUpdate } from './messages';
 
 const deliveries = proxyActivities<DeliveryRunActivities>({
   // One attempt is one HTTP exchange (≤ WEBHOOK_TIMEOUT_MS) plus bookkeeping; heartbeats during the exchange
@@ -95,7 +94,7 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
   let attemptInFlight = false;
   let lastManual: RerunResult | null = null;
   setHandler(
-    rerunUpdate,
+    temporalUpdate(WEBHOOK_DELIVERY.updates.rerun),
     async () => {
       const ticket = ++requested;
       await condition(() => served >= ticket);
@@ -112,12 +111,12 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
   );
   // Set when the endpoint was disabled or deleted: a retry wait ends at once.
   let endpointEnded = false;
-  setHandler(endpointEndedSignal, () => {
+  setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded), () => {
     endpointEnded = true;
   });
   // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
   let endpointReady = false;
-  setHandler(endpointReadySignal, () => {
+  setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady), () => {
     endpointReady = true;
   });
   let currentDetails = '';

@@ -9,8 +9,8 @@ import type { ApiKeyCache } from '../domain/accounts/api-key-cache';
 import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
-import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
-import type { WorkflowGateway } from '../temporal/workflow-gateway';
+import type { DeliveryWorkflows } from '../delivery/delivery-workflows';
+import type { WorkflowGateway } from '../domain/workflow-gateway';
 
 /** What the API process is built from; routes receive it when they are created. */
 export interface AppDeps {

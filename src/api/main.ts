@@ -12,7 +12,7 @@ async function main() {
   const logger = createLogger(config.logLevel);
   // Before the code that loads node:http and pg: the SDK instruments them as they are required.
   const tracing = await startTracingFromEnv('construction-integration-api');
-  const [{ connectOrm }, { connectTemporalClient }, { startApi }] = await Promise.all([import('../db/orm.js'), import('../temporal/connection.js'), import('./server.js')]);
+  const [{ connectOrm }, { connectTemporalClient }, { startApi }] = await Promise.all([import('../database.js'), import('../temporal/connection.js'), import('./server.js')]);
   const orm = await connectOrm(config.databaseUrl, config.dbPoolMax);
   const temporal = await connectTemporalClient(config.temporal);
   const api = await startApi({ config, orm, temporal, logger });

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { parseEncryptionKey, SETTINGS } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { runningEmbeddedPostgresUrl, startEmbeddedPostgres } from '../db/embedded-postgres';
-import { connectOrm, migrate } from '../db/orm';
+import { connectOrm, migrate } from '../database';
 import { CONSOLE_ROLES, type ConsoleRole } from '../console/users/console-user.entity';
 import { createUser, listUsers, resetPassword } from '../console/users/users-service';
 import { Company } from '../domain/accounts/company.entity';

@@ -9,13 +9,13 @@ import type { Logger } from '../logger';
 import type { WorkerMetrics } from '../metrics';
 import { inSpan } from '../observability/spans';
 import { currentTraceId } from '../observability/trace-context';
-import type { AttemptOutcome, AttemptTrigger } from './delivery-attempt.entity';
+import type { AttemptOutcome } from './delivery-attempt.entity';
 import { deliveryHeaders, signingSecrets } from './delivery-headers';
 import { type EndpointVerdict, HELD_RECHECK_MS, verdictOf } from './endpoint-admission';
 import { disableEndpoint } from './endpoints-service';
-import type { HoldReason } from './webhook-delivery.entity';
 import type { CircuitState, EndpointStatus } from './webhook-endpoint.entity';
 import { PROGRESS_INTERVAL_MS, type WebhookResult, type WebhookSender } from './webhook-sender';
+import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-delivery.contract';
 
 /**
  * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions of

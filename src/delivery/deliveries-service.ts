@@ -7,12 +7,13 @@ import { ApiError } from '../errors';
 import { testDeliveryBody } from './delivery-body';
 import { type Cursor, cursorAfter, findPage, type Page } from '../domain/page';
 import { type TraceContext, traceContextOf } from '../observability/trace-context';
-import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from '../temporal/delivery-workflows';
+import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from './delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { getEndpoint } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
-import { type DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookRecovery } from './webhook-recovery.entity';
+import type { DeliveryStatus } from '../../workflows/webhook-delivery.contract';
 
 /** What a re-run can start from: a delivery that failed, was cancelled, or is waiting for its next retry. */
 export const RERUNNABLE_STATUSES = ['failed', 'retrying', 'cancelled'] as const satisfies DeliveryStatus[];
@@ -116,6 +117,21 @@ async function attemptFinished(em: EntityManager, deliveryId: string, attemptNum
   return false;
 }
 
+/** How long a request waits for the attempt it asked for: the attempt's deadline, and time to record it. */
+const attemptWaitMs = (config: Config) => config.webhooks.timeoutMs + 5000;
+
+/** A delivery as it is after the attempt a request asked for; `finished` is false when that attempt was still going. */
+export interface DeliveryOnceAttempted {
+  delivery: WebhookDelivery;
+  finished: boolean;
+}
+
+/** Reads the delivery again once the wait for its attempt is over, so the answer shows that attempt. */
+async function deliveryOnceAttempted(em: EntityManager, delivery: WebhookDelivery, finished: boolean): Promise<DeliveryOnceAttempted> {
+  await em.refresh(delivery);
+  return { delivery, finished };
+}
+
 /**
  * Re-runs a failed or cancelled delivery (or makes a retrying one's next attempt now) with the same X-Webhook-ID,
  * as the "rerun" update does from the Temporal UI, and waits for that attempt up to the attempt deadline. Returns
@@ -128,7 +144,7 @@ export async function rerunDelivery(
   companyId: string,
   id: string,
   reason: string | undefined,
-): Promise<{ delivery: WebhookDelivery; finished: boolean }> {
+): Promise<DeliveryOnceAttempted> {
   const delivery = await em.findOne(WebhookDelivery, { id, company: companyId }, { populate: ['endpoint'] });
   if (!delivery) throw ApiError.notFound('Webhook delivery');
   if (!(RERUNNABLE_STATUSES as readonly string[]).includes(delivery.status)) {
@@ -138,7 +154,7 @@ export async function rerunDelivery(
     });
   }
   const [last] = await em.find(DeliveryAttempt, { delivery }, { orderBy: { attemptNumber: 'desc' }, limit: 1 });
-  const waitMs = config.webhooks.timeoutMs + 5000;
+  const waitMs = attemptWaitMs(config);
   let requested;
   try {
     requested = await deliveryWorkflows.requestRerun(deliveryToStart(delivery), { reason }, waitMs);
@@ -147,15 +163,16 @@ export async function rerunDelivery(
     const refusal = error.message;
     throw new ApiError('CONFLICT', `The delivery cannot be re-run right now: ${refusal}`, { field: null, reason: refusal });
   }
-  const finished =
-    requested.via === 'update' ? requested.result !== null : await attemptFinished(em, delivery.id, last ? last.attemptNumber + 1 : 0, waitMs);
-  await em.refresh(delivery);
-  return { delivery, finished };
+  return deliveryOnceAttempted(
+    em,
+    delivery,
+    requested.via === 'update' ? requested.result !== null : await attemptFinished(em, delivery.id, last ? last.attemptNumber + 1 : 0, waitMs),
+  );
 }
 
 /**
  * Sends a webhook.test delivery to the endpoint: one attempt, recorded like any other delivery. Waits for
- * it up to the attempt deadline; `completed` is false when it is still going.
+ * it up to the attempt deadline; `finished` is false when it is still going.
  */
 export async function sendTestDelivery(
   em: EntityManager,
@@ -163,7 +180,7 @@ export async function sendTestDelivery(
   config: Config,
   companyId: string,
   endpointId: string,
-): Promise<{ delivery: WebhookDelivery; completed: boolean }> {
+): Promise<DeliveryOnceAttempted> {
   const endpoint = await getEndpoint(em, companyId, endpointId);
   const id = uuidv7();
   const body = testDeliveryBody({ deliveryId: id, companyId, endpointId, shape: endpoint.payloadShape });
@@ -187,9 +204,7 @@ export async function sendTestDelivery(
     trace,
   });
   // A test send that failed ends its run as failed: the attempt is recorded all the same.
-  const completed = await deliveryWorkflows.closedWithin(id, config.webhooks.timeoutMs + 5000);
-  await em.refresh(delivery);
-  return { delivery, completed };
+  return deliveryOnceAttempted(em, delivery, await deliveryWorkflows.closedWithin(id, attemptWaitMs(config)));
 }
 
 /**

@@ -1,10 +1,10 @@
 import { Entity, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
 import { CompanyRecord } from '../domain/company-record';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import type { AttemptTrigger } from '../../workflows/webhook-delivery.contract';
 
 export const ATTEMPT_OUTCOMES = ['in_progress', 'succeeded', 'retryable_failure', 'permanent_failure'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
-export type AttemptTrigger = 'automatic' | 'manual' | 'test';
 
 /** One HTTP attempt of a delivery; `attemptNumber` is the X-Webhook-Retry it carried. */
 @Entity({ tableName: 'webhook_delivery_attempts' })

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config';
-import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
-import type { HoldReason } from './webhook-delivery.entity';
+import type { DeliveryWorkflows } from './delivery-workflows';
 import type { WebhookResult } from './webhook-sender';
+import type { HoldReason } from '../../workflows/webhook-delivery.contract';
 
 /**
  * Whether an attempt to an endpoint may go out now: one endpoint's trouble must not take the capacity every other

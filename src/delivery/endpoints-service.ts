@@ -8,7 +8,7 @@ import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ss
 import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
-import type { DeliveryWorkflows } from '../temporal/delivery-workflows';
+import type { DeliveryWorkflows } from './delivery-workflows';
 import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';

@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { PreparedStatement } from '../db/prepared-statement';
 import type { Logger } from '../logger';
-import type { DeliveryToStart, DeliveryWorkflows } from '../temporal/delivery-workflows';
+import type { DeliveryToStart, DeliveryWorkflows } from './delivery-workflows';
 import { CompanyDispatchRate } from './company-dispatch-rate';
 import { CompanyQueuedStarts } from './company-queued-starts';
 import { deliveryBody } from './delivery-body';

@@ -2,12 +2,8 @@ import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '
 import { CompanyRecord } from '../domain/company-record';
 import { OutboxEvent } from '../events/outbox-event.entity';
 import { WebhookEndpoint } from './webhook-endpoint.entity';
+import type { DeliveryStatus, HoldReason } from '../../workflows/webhook-delivery.contract';
 
-export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-/** Why an attempt waits without being made: the endpoint's breaker is open, or its attempts in flight are at the cap. */
-export const HOLD_REASONS = ['circuit_open', 'endpoint_busy'] as const;
-export type HoldReason = (typeof HOLD_REASONS)[number];
 
 /**
  * One event on its way to one endpoint; its id is the X-Webhook-ID every attempt carries. The body is

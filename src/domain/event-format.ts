@@ -23,3 +23,14 @@ export const postalAddressData = (address: PostalAddress): PostalAddressData => 
   postal_code: address.postalCode,
   country: address.country,
 });
+
+/** `<verb>_at` and `<verb>_by`: when a change was made and by whom, in the order the payloads list them. */
+export type Stamp<V extends string, B> = { [K in `${V}_at`]: string } & { [K in `${V}_by`]: B };
+
+export const stamp = <V extends string, B>(verb: V, at: Date, by: B): Stamp<V, B> => ({ [`${verb}_at`]: at.toISOString(), [`${verb}_by`]: by }) as Stamp<V, B>;
+
+/** `<verb>_by`, `<verb>_by_name` and `<verb>_at` of a lifecycle change, in that order. */
+export type NamedStamp<V extends string> = { [K in `${V}_by` | `${V}_by_name` | `${V}_at`]: string };
+
+export const namedStamp = <V extends string>(verb: V, who: { by: string; byName: string; at: Date }): NamedStamp<V> =>
+  ({ [`${verb}_by`]: who.by, [`${verb}_by_name`]: who.byName, [`${verb}_at`]: who.at.toISOString() }) as NamedStamp<V>;

@@ -1,7 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { resolveTemporalExecutable, TEMPORAL_CLI_MISSING_HELP } from './cli-binary';
 import { registerMissingSearchAttributes } from './register-search-attributes';
-import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 export interface DevServer {
   address: string;

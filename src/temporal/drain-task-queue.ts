@@ -3,9 +3,9 @@ import { type SearchAttributePair, TypedSearchAttributes } from '@temporalio/com
 import type { Logger } from '../logger';
 import { fairnessOf } from './fairness';
 import { retentionScheduleIdOn } from './retention-schedule';
-import { COMPANY_ID } from './search-attributes';
-import type { TaskQueues } from './task-queues';
-import { taskQueueOf } from './workflow-task-queues';
+import { COMPANY_ID } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
+import { taskQueueOf, workflowNamed } from './task-queue-of';
 
 /**
  * Moves every schedule whose action starts runs on `fromQueue` (a queue of an older version) to the queue its
@@ -24,13 +24,12 @@ export async function moveSchedulesOff(client: Client, fromQueue: string, queues
       if (summary.scheduleId === retentionScheduleIdOn(fromQueue)) {
         await handle.delete();
       } else {
-        let taskQueue: string;
-        try {
-          taskQueue = taskQueueOf(action.workflowType, queues);
-        } catch {
+        const workflow = workflowNamed(action.workflowType);
+        if (!workflow) {
           logger.warn({ scheduleId: summary.scheduleId, workflowType: action.workflowType, fromQueue }, 'schedule of an unknown workflow type left on the old task queue');
           continue;
         }
+        const taskQueue = taskQueueOf(workflow, queues);
         const companyId = companyOf(action.typedSearchAttributes);
         await handle.update((previous) => ({
           ...previous,

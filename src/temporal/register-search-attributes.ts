@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 const INDEXED_VALUE_TYPES = {
   KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

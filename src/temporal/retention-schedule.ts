@@ -1,8 +1,8 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
 import { RETENTION, type RetentionInput } from '../../workflows/retention.contract';
-import type { TaskQueues } from './task-queues';
-import { taskQueueOf } from './workflow-task-queues';
+import type { TaskQueues } from '../task-queues';
+import { taskQueueOf } from './task-queue-of';
 
 /** The retention schedule of the workflows on `taskQueue`: one per deployment (and per test stack). */
 export const retentionScheduleIdOn = (taskQueue: string) => `retention/${taskQueue}`;
@@ -22,7 +22,7 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
   const scheduleId = retentionScheduleId(taskQueues);
   const definition = {
     spec: { intervals: [{ every: `${everyMinutes} minutes` }] },
-    action: { type: 'startWorkflow' as const, workflowType: RETENTION, taskQueue: taskQueueOf(RETENTION, taskQueues), workflowId: scheduleId, args: [input] },
+    action: { type: 'startWorkflow' as const, workflowType: RETENTION.name, taskQueue: taskQueueOf(RETENTION, taskQueues), workflowId: scheduleId, args: [input] },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
   };
   try {

@@ -9,16 +9,17 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { deliveryWorkflowId, endpointEndedSignal, endpointReadySignal, type RerunRequest, rerunUpdate, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_START } from '../../workflows/webhook-delivery.contract';
+import { deliveryWorkflowId, type RerunRequest, WEBHOOK_DELIVERY, WEBHOOK_DELIVERY_START } from '../../workflows/webhook-delivery.contract';
+import { temporalSignal, temporalUpdate } from '../../workflows/messages';
 import { DELIVERY_RECOVERY, recoveryWorkflowId } from '../../workflows/delivery-recovery.contract';
 import { inSpan } from '../observability/spans';
 import { contextOf, linksTo } from '../observability/trace-context';
-import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from './delivery-workflows';
+import { type DeliveryToStart, type DeliveryWorkflows, type RerunRequested, RerunRefused } from '../delivery/delivery-workflows';
 import { fairnessOf } from './fairness';
 import { resultWithin } from './result-within';
-import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
-import type { TaskQueues } from './task-queues';
-import { taskQueueOf } from './workflow-task-queues';
+import { COMPANY_ID, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
+import { taskQueueOf } from './task-queue-of';
 
 /** How many times a re-run request looks again when the run changes under it. */
 const RERUN_ROUNDS = 5;
@@ -37,7 +38,7 @@ async function startDeliveryRun(
 ): Promise<boolean> {
   const { input } = delivery;
   try {
-    await temporal.workflow.start(WEBHOOK_DELIVERY, {
+    await temporal.workflow.start(WEBHOOK_DELIVERY.name, {
       taskQueue: taskQueueOf(WEBHOOK_DELIVERY, queues),
       // The run's first workflow task comes back in the start's answer to this process's Worker when it has a free
       // slot: no trip through the task queue for the task that makes most deliveries.
@@ -69,7 +70,7 @@ async function startDeliveryRun(
 }
 
 async function rerunOpenRun(handle: WorkflowHandle, request: RerunRequest, waitMs: number): Promise<RerunRequested> {
-  const update = await handle.startUpdate(rerunUpdate, { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
+  const update = await handle.startUpdate(temporalUpdate(WEBHOOK_DELIVERY.updates.rerun), { args: [request], waitForStage: WorkflowUpdateStage.ACCEPTED });
   if (waitMs <= 0) return { via: 'update', result: null };
   // The attempt may outlast the wait (a database outage retries it): the caller then answers "still going".
   const stopWaiting = new AbortController();
@@ -147,7 +148,7 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues, 
         deliveryIds.map((id) =>
           temporal.workflow
             .getHandle(deliveryWorkflowId(id))
-            .signal(endpointReadySignal)
+            .signal(temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady))
             .then(
               () => null,
               (error: unknown) => {
@@ -165,7 +166,7 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues, 
         deliveryIds.map((id) =>
           temporal.workflow
             .getHandle(deliveryWorkflowId(id))
-            .signal(endpointEndedSignal)
+            .signal(temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded))
             .catch((error: unknown) => {
               // A run that closed meanwhile has nothing left to wait for.
               if (!(error instanceof WorkflowNotFoundError)) throw error;
@@ -175,7 +176,7 @@ export function temporalDeliveryWorkflows(temporal: Client, queues: TaskQueues, 
     },
 
     async startRecovery(input, companyId, summary) {
-      await temporal.workflow.start(DELIVERY_RECOVERY, {
+      await temporal.workflow.start(DELIVERY_RECOVERY.name, {
         taskQueue: taskQueueOf(DELIVERY_RECOVERY, queues),
         priority: fairnessOf(companyId),
         workflowId: recoveryWorkflowId(input.recoveryId),

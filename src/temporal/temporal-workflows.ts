@@ -17,8 +17,8 @@ import { inSpan } from '../observability/spans';
 import { apiErrorFromWorkflow } from './failures';
 import { resultWithin } from './result-within';
 import { fairnessOf } from './fairness';
-import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from './search-attributes';
-import type { TaskQueues } from './task-queues';
+import { APPROVAL_STATUS, COMPANY_ID, EVENT_TYPE, RECORD_KEY } from '../../workflows/search-attributes';
+import type { TaskQueues } from '../task-queues';
 import {
   type ScheduleGateway,
   ScheduleMissing,
@@ -28,8 +28,9 @@ import {
   type WorkflowLabels,
   type WorkflowOutcome,
   type WorkflowStart,
-} from './workflow-gateway';
-import { taskQueueOf } from './workflow-task-queues';
+} from '../domain/workflow-gateway';
+import type { ResultOf, SignalDef, UpdateDef, UpdateResultOf, WorkflowDef } from '../domain/workflow-contract';
+import { taskQueueOf } from './task-queue-of';
 
 /** The gRPC status of a request Temporal refuses as malformed. */
 const GRPC_INVALID_ARGUMENT = 3;
@@ -46,7 +47,7 @@ function searchAttributesOf(labels: WorkflowLabels) {
 
 function startOptions(start: WorkflowStart, queues: TaskQueues): WorkflowStartOptions {
   return {
-    taskQueue: taskQueueOf(start.workflowType, queues),
+    taskQueue: taskQueueOf(start.workflow, queues),
     priority: fairnessOf(start.labels.companyId),
     workflowId: start.workflowId,
     args: [start.input],
@@ -64,8 +65,8 @@ function startOptions(start: WorkflowStart, queues: TaskQueues): WorkflowStartOp
  * workflow's type, with the company it works for. Not the record key: it may be an employee number.
  */
 function inWorkflowSpan<T>(start: WorkflowStart, call: string, work: () => Promise<T>): Promise<T> {
-  const attributes = { 'company.id': start.labels.companyId, 'workflow.type': start.workflowType, 'workflow.operation': start.labels.eventType, 'workflow.call': call };
-  return inSpan(start.workflowType, { attributes }, work);
+  const attributes = { 'company.id': start.labels.companyId, 'workflow.type': start.workflow.name, 'workflow.operation': start.labels.eventType, 'workflow.call': call };
+  return inSpan(start.workflow.name, { attributes }, work);
 }
 
 /** The domain's errors for what Temporal throws: a closed run that may not start again, or the business error a run failed with. */
@@ -105,8 +106,8 @@ function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGatewa
       try {
         const action: ScheduleActionWithPriority = {
           type: 'startWorkflow',
-          workflowType: run.workflowType,
-          taskQueue: taskQueueOf(run.workflowType, queues),
+          workflowType: run.workflow.name,
+          taskQueue: taskQueueOf(run.workflow, queues),
           priority: fairnessOf(run.labels.companyId),
           args: [run.input],
           workflowId: run.workflowId,
@@ -150,46 +151,49 @@ function temporalSchedules(temporal: Client, queues: TaskQueues): ScheduleGatewa
   };
 }
 
-/** The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue, with its company's fairness key. */
+/**
+ * The domain's WorkflowGateway, on Temporal: each run on its workflow's task queue, with its company's fairness key.
+ * The gateway's signatures hold each call to its workflow's contract; here a workflow is started by its type name.
+ */
 export function temporalWorkflows(temporal: Client, queues: TaskQueues): WorkflowGateway {
   return {
     start: (start) =>
       inWorkflowSpan(start, 'start', async () => {
         try {
-          await temporal.workflow.start(start.workflowType, startOptions(start, queues));
+          await temporal.workflow.start(start.workflow.name, startOptions(start, queues));
         } catch (error) {
           throw domainError(error);
         }
       }),
 
-    startAndAwait: <R>(start: WorkflowStart, waitMs: number) =>
+    startAndAwait: <W extends WorkflowDef>(start: WorkflowStart<W>, waitMs: number) =>
       inWorkflowSpan(start, 'startAndAwait', async () => {
-        const handle = await temporal.workflow.start(start.workflowType, startOptions(start, queues));
-        return awaitOutcome<R>(handle, waitMs);
+        const handle = await temporal.workflow.start(start.workflow.name, startOptions(start, queues));
+        return awaitOutcome<ResultOf<W>>(handle, waitMs);
       }),
 
-    signalAndAwait: <R>(start: WorkflowStart, signal: { name: string; args: unknown[] }, waitMs: number) =>
+    signalAndAwait: <W extends WorkflowDef>(start: WorkflowStart<W>, signal: SignalDef, args: unknown[], waitMs: number) =>
       inWorkflowSpan(start, 'signalAndAwait', async () => {
         let handle;
         try {
           // A signal goes to the open run whatever the start says: there is no conflict to resolve.
           const { workflowIdConflictPolicy: _open, ...options } = startOptions(start, queues);
-          handle = await temporal.workflow.signalWithStart(start.workflowType, { ...options, signal: signal.name, signalArgs: signal.args });
+          handle = await temporal.workflow.signalWithStart(start.workflow.name, { ...options, signal: signal.name, signalArgs: args });
         } catch (error) {
           throw domainError(error);
         }
-        return awaitOutcome<R>(handle, waitMs);
+        return awaitOutcome<ResultOf<W>>(handle, waitMs);
       }),
 
-    update: <R>(start: WorkflowStart, update: { name: string; args: unknown[] }, waitMs: number) =>
+    update: <W extends WorkflowDef, U extends UpdateDef>(start: WorkflowStart<W>, update: U, args: unknown[], waitMs: number) =>
       inWorkflowSpan(start, 'update', async () => {
         const answer = temporal.workflow.executeUpdateWithStart(update.name, {
-          args: update.args,
-          startWorkflowOperation: new WithStartWorkflowOperation(start.workflowType, { ...startOptions(start, queues), workflowIdConflictPolicy: 'USE_EXISTING' }),
+          args,
+          startWorkflowOperation: new WithStartWorkflowOperation(start.workflow.name, { ...startOptions(start, queues), workflowIdConflictPolicy: 'USE_EXISTING' }),
         });
         const timer = new AbortController();
         try {
-          const answered = await Promise.race([answer.then((result) => ({ result: result as R })), delay(waitMs, null, { signal: timer.signal })]);
+          const answered = await Promise.race([answer.then((result) => ({ result: result as UpdateResultOf<U> })), delay(waitMs, null, { signal: timer.signal })]);
           // A worker may still take it later.
           if (!answered) answer.catch(() => undefined);
           return answered;

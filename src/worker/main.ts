@@ -18,7 +18,7 @@ async function main() {
   const tracing = await startTracingFromEnv('construction-integration-worker');
   const [{ connectOrm }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
     await Promise.all([
-      import('../db/orm.js'),
+      import('../database.js'),
       import('../delivery/outbox-dispatcher.js'),
       import('../temporal/connection.js'),
       import('../temporal/retention-schedule.js'),

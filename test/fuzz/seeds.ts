@@ -1,3 +1,4 @@
+import type { RestCollection } from '../../src/domain/accounts/scopes';
 import { seedProject } from '../helpers/fixtures';
 import { waitFor } from '../helpers/processes';
 import { request, type Tenant, type TestStack } from '../helpers/stack';
@@ -209,7 +210,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
   add('/api/v1/webhook-endpoints/{id}/recoveries/{recovery_id}', { id: failing, recovery_id: recovery });
 
   // Records for each DELETE, with nothing that refers to them.
-  const deletions: Record<string, () => Promise<string>> = {
+  const deletions = {
     'approval-thresholds': heldThreshold,
     contacts: () => post('contacts', { customer_id: locationPairs[0]!.customer_id, first_name: 'Fuzz', last_name: `Gone ${unique()}` }),
     customers: () => post('customers', { name: `Fuzz Gone ${unique()}` }),
@@ -227,7 +228,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
     'webhook-endpoints': endpoint,
     'work-orders': () => post('work-orders', { title: `Fuzz Gone ${unique()}`, project_id: projectId }),
     'work-types': () => post('work-types', { name: `Fuzz Gone ${unique()}`, code: `FG${unique()}` }),
-  };
+  } satisfies Partial<Record<RestCollection | 'webhook-endpoints', () => Promise<string>>>;
   for (const [collection, make] of Object.entries(deletions)) await pool(`DELETE /api/v1/${collection}/{id}`, make);
   // Closing takes projects with no open work orders; PUT may close one too.
   for (const operation of ['POST /api/v1/projects/{id}/close', 'PUT /api/v1/projects/{id}']) await pool(operation, () => seedProject(stack, tenant, `FUZZ-${unique()}`));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { connectOrm, migrate } from '../../src/db/orm';
+import { connectOrm, migrate } from '../../src/database';
 import { bundleWorkflows } from '../../src/worker/workflow-bundle';
 import { startTemporalDevServer } from '../../src/temporal/dev-server';
 import { OPT_OUTS, optedOut } from './opt-outs';

@@ -3,7 +3,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { provisionTemporalTestServer } from './temporal-test-server';
 
 /**

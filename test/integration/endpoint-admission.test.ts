@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createCompany } from '../../src/domain/accounts/api-keys-service';
-import { connectOrm, type Orm } from '../../src/db/orm';
+import { connectOrm } from '../../src/database';
+import type { Orm } from '../../src/db/orm';
 import { admitAttempt, type AdmissionSettings, closeCircuit, settleAttempt, verdictOf } from '../../src/delivery/endpoint-admission';
 import { WebhookDelivery } from '../../src/delivery/webhook-delivery.entity';
 import { WebhookEndpoint } from '../../src/delivery/webhook-endpoint.entity';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { connectOrm, migrate } from '../../src/db/orm';
+import { connectOrm, migrate } from '../../src/database';
 import { type DevServer, startTemporalDevServer } from '../../src/temporal/dev-server';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';

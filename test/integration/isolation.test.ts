@@ -4,7 +4,7 @@ import { projectData, seedProject } from '../helpers/fixtures';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createUser } from '../../src/console/users/users-service';
-import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import { DELIVERY_HELD } from '../../workflows/search-attributes';
 import { ConsoleClient } from '../helpers/console';
 import { createTenant, envelope, request, sendInbound, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
 import { addApiKey, registerEndpoint, type RegisteredEndpoint, waitForDeliveryStatus } from '../helpers/webhooks';

@@ -1,4 +1,4 @@
-import { connectOrm } from '../../src/db/orm';
+import { connectOrm } from '../../src/database';
 import { createTestDatabase } from '../helpers/stack';
 
 describe('migrations', () => {

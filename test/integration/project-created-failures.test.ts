@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
-import { type ProjectCreationInput, projectCreationWorkflowId, runProjectCreation } from '../../src/domain/work/project-creation';
+import { projectCreationWorkflowId, runProjectCreation } from '../../src/domain/work/project-creation';
+import type { ProjectCreationInput } from '../../workflows/project-creation.contract';
 import { ApiError } from '../../src/errors';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { actorOf, outboxOf, projectCounts } from '../helpers/fixtures';

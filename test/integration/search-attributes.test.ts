@@ -2,7 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { resolveTemporalExecutable } from '../../src/temporal/cli-binary';
 import { DEV_SERVER_SQLITE_ARGS } from '../../src/temporal/dev-server';
 import { registerMissingSearchAttributes } from '../../src/temporal/register-search-attributes';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 describe('search attributes', () => {
   it('are added to a namespace that lacks them (a dev server database from an older version)', async () => {

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { createLogger } from '../../src/logger';
 import { retentionScheduleIdOn } from '../../src/temporal/retention-schedule';
-import { COMPANY_ID } from '../../src/temporal/search-attributes';
+import { COMPANY_ID } from '../../workflows/search-attributes';
 import { temporalWorkflows } from '../../src/temporal/temporal-workflows';
 import { startWorker } from '../../src/worker/worker';
 import { RETENTION, type RetentionInput } from '../../workflows/retention.contract';
@@ -50,7 +50,7 @@ describe('task queues and fairness', () => {
       scheduleId,
       cron: '0 0 1 1 *',
       timezone: 'UTC',
-      run: { workflowType: SCHEDULED_REPORT, workflowId: `scheduled-report/${randomUUID()}`, input: {}, labels: { companyId, eventType: 'report.scheduled', recordKey: 'r' }, summary: 'test' },
+      run: { workflow: SCHEDULED_REPORT, workflowId: `scheduled-report/${randomUUID()}`, input: { companyId, scheduleId: randomUUID() }, labels: { companyId, eventType: 'report.scheduled', recordKey: 'r' }, summary: 'test' },
       note: 'a test schedule',
     });
     try {
@@ -116,17 +116,17 @@ describe('upgrading from one task queue', () => {
     const reportScheduleId = `report-schedule/${randomUUID()}`;
     try {
       // What a worker of the previous version left: a run on its queue, a report schedule and its retention schedule.
-      const leftOver = await stack.temporal.workflow.start(RETENTION, { taskQueue: oldQueue, workflowId: `retention-left-over/${randomUUID()}`, args: [retentionInput] });
+      const leftOver = await stack.temporal.workflow.start(RETENTION.name, { taskQueue: oldQueue, workflowId: `retention-left-over/${randomUUID()}`, args: [retentionInput] });
       await stack.temporal.schedule.create({
         scheduleId: reportScheduleId,
         spec: { cronExpressions: ['0 0 1 1 *'] },
-        action: { type: 'startWorkflow', workflowType: SCHEDULED_REPORT, taskQueue: oldQueue, args: [{}], typedSearchAttributes: [{ key: COMPANY_ID, value: companyId }] },
+        action: { type: 'startWorkflow', workflowType: SCHEDULED_REPORT.name, taskQueue: oldQueue, args: [{}], typedSearchAttributes: [{ key: COMPANY_ID, value: companyId }] },
         state: { paused: true },
       });
       await stack.temporal.schedule.create({
         scheduleId: retentionScheduleIdOn(oldQueue),
         spec: { intervals: [{ every: '1 day' }] },
-        action: { type: 'startWorkflow', workflowType: RETENTION, taskQueue: oldQueue, args: [retentionInput] },
+        action: { type: 'startWorkflow', workflowType: RETENTION.name, taskQueue: oldQueue, args: [retentionInput] },
         state: { paused: true },
       });
 

@@ -1,15 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths';
+import { WORKFLOWS } from '../../workflows/contracts';
 
 /** Every workflow the worker runs has a unit test in skipped time, named after the file that defines it. */
 describe('workflow tests', () => {
-  const index = readFileSync(path.join(PROJECT_ROOT, 'workflows', 'index.ts'), 'utf8');
-  const workflows = [...index.matchAll(/export \{ (\w+) \} from '\.\/([\w./-]+)';/g)].map(([, name, file]) => ({ name: name!, file: file! }));
+  const workflows = WORKFLOWS.map(({ name }) => ({ name, file: name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`) }));
 
-  it('finds the workflows in workflows/index.ts', () => {
+  it('finds the workflows in workflows/contracts.ts', () => {
     expect(workflows.map((w) => w.name)).toContain('webhookDelivery');
-    expect(index.match(/^export /gm)).toHaveLength(workflows.length);
   });
 
   it.each(workflows.map(({ name, file }) => [name, file]))('%s (workflows/%s.ts) has its test file in test/workflows, in skipped time', (name, file) => {

@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { PayrollRunActivities } from '../../activities/payroll-run';
-import type { PayrollRunInput } from '../../src/domain/time/payroll-runs';
+import type { PayrollRunInput } from '../../workflows/payroll-run.contract';
 import { withActivityFailures } from '../../src/temporal/failures';
 import type { payrollRun } from '../../workflows/payroll-run';
 import { createTimeSkippingEnv, recordingCalls, withWorker } from '../helpers/time-skipping';

@@ -1,7 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ClosingPlan, ProjectClosingActivities } from '../../activities/project-closing';
-import type { ProjectClosingInput } from '../../src/domain/work/project-closing';
+import type { ProjectClosingInput } from '../../workflows/project-closing.contract';
 import { ApiError } from '../../src/errors';
 import { apiErrorFromWorkflow, withActivityFailures } from '../../src/temporal/failures';
 import type { projectClosing } from '../../workflows/project-closing';

@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ProjectCreationActivities, ResolvedManagers } from '../../activities/project-creation';
 import { ApiError } from '../../src/errors';
-import type { ProjectCreationInput } from '../../src/domain/work/project-creation';
+import type { ProjectCreationInput } from '../../workflows/project-creation.contract';
 import { apiErrorFromWorkflow, withActivityFailures } from '../../src/temporal/failures';
 import type { projectCreation } from '../../workflows/project-creation';
 import { createTimeSkippingEnv, recordingCalls, withWorker } from '../helpers/time-skipping';

@@ -2,14 +2,16 @@ import { type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/clie
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { PurchaseOrderApprovalActivities } from '../../activities/purchase-order-approval';
 import { SETTINGS } from '../../src/config';
-import type { PurchaseOrderApprovalInput } from '../../src/domain/supply/purchase-order-approval';
 import type { PurchaseOrderStatus } from '../../src/domain/supply/purchase-order.entity';
 import { ApiError } from '../../src/errors';
 import { apiErrorFromWorkflow, withActivityFailures } from '../../src/temporal/failures';
-import { APPROVAL_STATUS } from '../../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from '../../workflows/search-attributes';
 import type { purchaseOrderApproval } from '../../workflows/purchase-order-approval';
-import { decidePurchaseOrderUpdate, type PurchaseOrderDecision } from '../../workflows/purchase-order-approval.contract';
+import { temporalUpdate } from '../../workflows/messages';
+import { PURCHASE_ORDER_APPROVAL, type PurchaseOrderApprovalInput, type PurchaseOrderDecision } from '../../workflows/purchase-order-approval.contract';
 import { createTimeSkippingEnv, recordingCalls, withWorker } from '../helpers/time-skipping';
+
+const decidePurchaseOrderUpdate = temporalUpdate(PURCHASE_ORDER_APPROVAL.updates.decide);
 
 // workflows/purchase-order-approval.ts in skipped time, its activities mocked (wrapped as the worker wraps them),
 // with the service's default approval deadline.

@@ -2,12 +2,15 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ReportApprovalActivities } from '../../activities/report-approval';
 import { SETTINGS } from '../../src/config';
-import type { ReportApprovalInput, ReportApprovalResult } from '../../src/domain/reporting/report-approval';
 import { withActivityFailures } from '../../src/temporal/failures';
-import { APPROVAL_STATUS } from '../../src/temporal/search-attributes';
+import { APPROVAL_STATUS } from '../../workflows/search-attributes';
 import type { reportApproval } from '../../workflows/report-approval';
-import { decideReportSignal, type ReportDecision } from '../../workflows/report-approval.contract';
+import { temporalSignal } from '../../workflows/messages';
+import { REPORT_APPROVAL, type ReportApprovalInput, type ReportApprovalResult, type ReportDecision } from '../../workflows/report-approval.contract';
+
 import { createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
+
+const decideReportSignal = temporalSignal(REPORT_APPROVAL.signals.decide);
 
 // workflows/report-approval.ts in skipped time, its activities mocked (wrapped as the worker wraps them), with the
 // service's default approval deadline.

@@ -1,6 +1,6 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ScheduledReportActivities, ScheduledRun } from '../../activities/scheduled-report';
-import type { ScheduledReportInput } from '../../src/domain/reporting/report-schedules';
+import type { ScheduledReportInput } from '../../workflows/scheduled-report.contract';
 import { withActivityFailures } from '../../src/temporal/failures';
 import type { scheduledReport } from '../../workflows/scheduled-report';
 import { createTimeSkippingEnv, recordingCalls, withWorker } from '../helpers/time-skipping';

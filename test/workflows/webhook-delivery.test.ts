@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { DeliveryRunActivities, SendAttemptInput, SendAttemptResult } from '../../activities/webhook-delivery';
 import { SETTINGS } from '../../src/config';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
-import { DELIVERY_HELD } from '../../src/temporal/search-attributes';
+import { DELIVERY_HELD } from '../../workflows/search-attributes';
 import {
   ATTEMPT_FAILED,
   ATTEMPT_REJECTED,
@@ -16,12 +16,15 @@ import {
   DELIVERY_FAILED,
   deliveryWorkflowId,
   type DeliveryRunPlan,
-  endpointEndedSignal,
-  endpointReadySignal,
-  rerunUpdate,
   type WebhookDeliveryInput,
+  WEBHOOK_DELIVERY,
 } from '../../workflows/webhook-delivery.contract';
+import { temporalSignal, temporalUpdate } from '../../workflows/messages';
 import { type ActivityCall, createTimeSkippingEnv, recordingCalls, runDurationMs, withWorker } from '../helpers/time-skipping';
+
+const endpointEndedSignal = temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded);
+const endpointReadySignal = temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady);
+const rerunUpdate = temporalUpdate(WEBHOOK_DELIVERY.updates.rerun);
 
 // workflows/webhook-delivery.ts in skipped time, its activities mocked: the schedule as the service runs it by default.
 const SECOND = 1000;

@@ -1,3 +1,4 @@
+import type { RestCollection } from '../../domain/accounts/scopes';
 import { approvalThresholdsResource } from './approval-thresholds';
 import { completionReportsResource } from './completion-reports';
 import { contactsResource } from './contacts';
@@ -19,25 +20,31 @@ import { vendorsResource } from './vendors';
 import { workOrdersResource } from './work-orders';
 import { workTypesResource } from './work-types';
 
-/** Every REST collection; a new one is a definition file here, added to this list. */
-export const RESOURCES: readonly ResourceDefinition[] = [
-  employeesResource,
-  projectsResource,
-  workOrdersResource,
-  schedulesResource,
-  customersResource,
-  locationsResource,
-  contactsResource,
-  vendorsResource,
-  vendorLocationsResource,
-  skillsResource,
-  timeOffResource,
-  timesheetsResource,
-  workTypesResource,
-  dailyReportsResource,
-  completionReportsResource,
-  purchaseOrdersResource,
-  approvalThresholdsResource,
-  reportSchedulesResource,
-  reportRunsResource,
-];
+/**
+ * Each REST collection's definition, by its collection: REST_COLLECTIONS (src/domain/accounts/scopes.ts) is the one
+ * list of them, and a collection without its definition here, or a definition under another's name, does not compile.
+ */
+const BY_COLLECTION = {
+  employees: employeesResource,
+  projects: projectsResource,
+  'work-orders': workOrdersResource,
+  schedules: schedulesResource,
+  customers: customersResource,
+  locations: locationsResource,
+  contacts: contactsResource,
+  vendors: vendorsResource,
+  'vendor-locations': vendorLocationsResource,
+  skills: skillsResource,
+  'time-off': timeOffResource,
+  timesheets: timesheetsResource,
+  'work-types': workTypesResource,
+  'daily-reports': dailyReportsResource,
+  'completion-reports': completionReportsResource,
+  'purchase-orders': purchaseOrdersResource,
+  'approval-thresholds': approvalThresholdsResource,
+  'report-schedules': reportSchedulesResource,
+  'report-runs': reportRunsResource,
+} satisfies { [C in RestCollection]: ResourceDefinition & { collection: C } };
+
+/** Every REST collection's definition: the routes and the OpenAPI document are made from these. */
+export const RESOURCES: readonly ResourceDefinition[] = Object.values(BY_COLLECTION);

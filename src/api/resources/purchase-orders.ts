@@ -8,7 +8,7 @@ import { receivePurchaseOrder } from '../../domain/supply/purchase-order-receipt
 import { purchaseOrders } from '../../domain/supply/purchase-orders';
 import { ApiError } from '../../errors';
 import type { PurchaseOrderApprove, PurchaseOrderReceive, PurchaseOrderReject } from '../../generated/schemas';
-import type { ApprovalRuntime } from '../../temporal/workflow-gateway';
+import type { ApprovalRuntime } from '../../domain/workflow-gateway';
 import type { AppDeps } from '../context';
 import type { QueryParam, RouteSpec } from '../routes/route-spec';
 import { byId, byText, byValue } from './filters';

@@ -49,7 +49,8 @@ export interface ResourceDefinition<Wire = unknown> {
   extraRoutes?(deps: AppDeps): RouteSpec[];
 }
 
-export const defineResource = <Wire>(definition: ResourceDefinition<Wire>) => definition as ResourceDefinition;
+/** A definition, typed for the generic routes, that keeps its collection's name (RESOURCES is keyed by it). */
+export const defineResource = <Wire, C extends RestCollection>(definition: ResourceDefinition<Wire> & { collection: C }) => definition as ResourceDefinition & { collection: C };
 
 /** The routes of a collection: the generic ones its service supports, then its own. */
 export function resourceRoutes(definition: ResourceDefinition, deps: AppDeps): RouteSpec[] {

@@ -1,13 +1,14 @@
 import type { AppDeps } from '../../api/context';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../delivery/deliveries-service';
 import { listEndpoints } from '../../delivery/endpoints-service';
-import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage } from '../context';
 import { parseUtcLocal, redirectWithFlash, sendPage } from '../http';
 import type { Session } from '../users/sessions';
 import { alertsPage, deliveryLogPage, deliveryPage, type LogFilters } from '../views/deliveries';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../workflows/webhook-delivery.contract';
 
 const PAGE_SIZE = 50;
 

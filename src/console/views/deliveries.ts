@@ -2,7 +2,7 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import { deliveryTrace, RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
-import { DELIVERY_STATUSES, type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { traceIdOf } from '../../observability/trace-context';
 import { html } from '../html';
@@ -10,6 +10,7 @@ import type { Session } from '../users/sessions';
 import { badge, errorSummary, postForm, table, time } from './components';
 import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
 import { layout } from './layout';
+import { DELIVERY_STATUSES } from '../../../workflows/webhook-delivery.contract';
 
 export interface LogFilters {
   endpoint_id: string;

@@ -13,7 +13,7 @@ import type {
   LocationDeletedData,
   LocationUpdatedData,
 } from '../../generated/schemas';
-import { postalAddressData } from '../event-format';
+import { postalAddressData, stamp } from '../event-format';
 
 /*
  * Customer, location and contact events exist in shape A only (6.1); shape B endpoints receive them in
@@ -31,22 +31,19 @@ const customerFields = (customer: Customer) => ({
 
 export const customerCreatedData = (customer: Customer, ctx: ChangeContext): CustomerCreatedData => ({
   ...customerFields(customer),
-  created_at: ctx.at.toISOString(),
-  created_by: ctx.actor.apiKeyId,
+  ...stamp('created', ctx.at, ctx.actor.apiKeyId),
 });
 
 /** customer.updated: "the same complete current record", with updated_at and updated_by. */
 export const customerUpdatedData = (customer: Customer, ctx: ChangeContext): CustomerUpdatedData => ({
   ...customerFields(customer),
-  updated_at: ctx.at.toISOString(),
-  updated_by: ctx.actor.apiKeyId,
+  ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const customerDeletedData = (customer: Customer, ctx: ChangeContext): CustomerDeletedData => ({
   id: customer.id,
   name: customer.name,
-  deleted_at: ctx.at.toISOString(),
-  deleted_by: ctx.actor.apiKeyId,
+  ...stamp('deleted', ctx.at, ctx.actor.apiKeyId),
 });
 
 const locationFields = (location: Location) => {
@@ -68,23 +65,20 @@ const locationFields = (location: Location) => {
 
 export const locationCreatedData = (location: Location, ctx: ChangeContext): LocationCreatedData => ({
   ...locationFields(location),
-  created_at: ctx.at.toISOString(),
-  created_by: ctx.actor.apiKeyId,
+  ...stamp('created', ctx.at, ctx.actor.apiKeyId),
 });
 
 /** location.updated: "the same complete current record", with updated_at and updated_by. */
 export const locationUpdatedData = (location: Location, ctx: ChangeContext): LocationUpdatedData => ({
   ...locationFields(location),
-  updated_at: ctx.at.toISOString(),
-  updated_by: ctx.actor.apiKeyId,
+  ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const locationDeletedData = (location: Location, ctx: ChangeContext): LocationDeletedData => ({
   id: location.id,
   customer_id: location.customer.id,
   name: location.name,
-  deleted_at: ctx.at.toISOString(),
-  deleted_by: ctx.actor.apiKeyId,
+  ...stamp('deleted', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const contactCreatedData = (contact: Contact, ctx: ChangeContext): ContactCreatedData => ({
@@ -97,8 +91,7 @@ export const contactCreatedData = (contact: Contact, ctx: ChangeContext): Contac
   phone: contact.phone,
   role: contact.title,
   is_primary: contact.isPrimary,
-  created_at: ctx.at.toISOString(),
-  created_by: ctx.actor.apiKeyId,
+  ...stamp('created', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const contactUpdatedData = (contact: Contact, ctx: ChangeContext): ContactUpdatedData => ({
@@ -112,8 +105,7 @@ export const contactUpdatedData = (contact: Contact, ctx: ChangeContext): Contac
   mobile: contact.mobile,
   title: contact.title,
   is_primary: contact.isPrimary,
-  updated_at: ctx.at.toISOString(),
-  updated_by: ctx.actor.apiKeyId,
+  ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const contactDeletedData = (contact: Contact, ctx: ChangeContext): ContactDeletedData => ({
@@ -121,6 +113,5 @@ export const contactDeletedData = (contact: Contact, ctx: ChangeContext): Contac
   customer_id: contact.customer.id,
   first_name: contact.firstName,
   last_name: contact.lastName,
-  deleted_at: ctx.at.toISOString(),
-  deleted_by: ctx.actor.apiKeyId,
+  ...stamp('deleted', ctx.at, ctx.actor.apiKeyId),
 });

@@ -1,59 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors';
 import type { CompletionReportCreate, CompletionReport as CompletionReportRecord, DailyReportCreate, DailyReport as DailyReportRecord } from '../../generated/schemas';
-import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../workflow-gateway';
+import { REPORT_APPROVAL, type ReportApprovalInput, type ReportDecision, type ReportKind } from '../../../workflows/report-approval.contract';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { completeWorkOrder } from '../work/work-orders';
 import { WorkOrder } from '../work/work-order.entity';
 import { completionReports } from './completion-reports';
 import { dailyReports } from './daily-reports';
-import type { ApprovalStatus } from './report.entity';
-
-export type ReportKind = 'daily' | 'completion';
 
 export const REPORT_SERVICES = { daily: dailyReports, completion: completionReports } as const;
 
 type ReportRecord = DailyReportRecord | CompletionReportRecord;
-
-/** Input of the reportApproval workflow: which report waits, and how long before each reminder. */
-export interface ReportApprovalInput {
-  companyId: string;
-  kind: ReportKind;
-  reportId: string;
-  /** The approval deadline, and the period of reminders after it; injected so tests wait seconds. */
-  deadlineMs: number;
-}
-
-/** A manager's decision on a report, as the API sends it (the workflow's decide signal). */
-export interface ReportDecision {
-  approve: boolean;
-  /** The API key that decided: the origin of the events the decision records. */
-  actor: Actor;
-  /** The approving or rejecting employee, when the decision names one. */
-  employeeId: string | null;
-  /** Approval notes, or the reason of a rejection. */
-  notes: string | null;
-  /** The id of report.completion_approved, when the decision records it. */
-  eventId: string;
-}
-
-/** How the workflow ended: the decision taken, or cancelled when the report no longer exists. */
-export interface ReportApprovalResult {
-  outcome: Exclude<ApprovalStatus, 'pending'> | 'cancelled';
-  /** The id of the event the decision recorded (report.completion_approved), or null. */
-  eventId: string | null;
-}
 
 /** A report's record, and whether it is as the decision left it (false: still waiting for a worker). */
 export type DecisionOutcome = { applied: boolean; record: ReportRecord; eventId: string | null };
 
 const SUBMITTED_EVENT = { daily: 'report.daily_submitted', completion: 'report.completion_submitted' } as const;
 
-async function approvalRun(em: EntityManager, input: ReportApprovalInput, record: ReportRecord, afterClosed: WorkflowStart['afterClosed']): Promise<WorkflowStart> {
+async function approvalRun(em: EntityManager, input: ReportApprovalInput, record: ReportRecord, afterClosed: WorkflowStart['afterClosed']): Promise<WorkflowStart<typeof REPORT_APPROVAL>> {
   const workOrder = await em.findOneOrFail(WorkOrder, record.work_order_id, { fields: ['workOrderNumber'] });
   return {
-    workflowType: 'reportApproval',
+    workflow: REPORT_APPROVAL,
     workflowId: record.workflow_id!,
     input,
     whenOpen: 'refuse',
@@ -112,11 +81,7 @@ export async function decideReport(em: EntityManager, runtime: ApprovalRuntime, 
   const workflow = { companyId, kind, reportId: id, deadlineMs: runtime.deadlineMs };
   let outcome;
   try {
-    outcome = await runtime.workflows.signalAndAwait<ReportApprovalResult>(
-      await approvalRun(em, workflow, record, 'start_if_failed'),
-      { name: 'decide', args: [decision] },
-      runtime.waitMs,
-    );
+    outcome = await runtime.workflows.signalAndAwait(await approvalRun(em, workflow, record, 'start_if_failed'), REPORT_APPROVAL.signals.decide, [decision], runtime.waitMs);
   } catch (error) {
     // Its workflow completed between our read and the signal: another decision was taken.
     if (error instanceof WorkflowAlreadyStarted) return conflictWith(em, service, companyId, id, decided);

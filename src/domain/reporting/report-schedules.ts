@@ -3,7 +3,8 @@ import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
 import { reportScheduledData } from './scheduled-report-events';
 import type { ReportScheduleCreate, ReportSchedule as ReportScheduleRecord } from '../../generated/schemas';
-import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../../temporal/workflow-gateway';
+import { type ScheduleGateway, ScheduleMissing, ScheduleRefused } from '../workflow-gateway';
+import { SCHEDULED_REPORT } from '../../../workflows/scheduled-report.contract';
 import type { Actor } from '../accounts/actor';
 import type { Page } from '../page';
 import { RecordService } from '../records/record-service';
@@ -14,12 +15,6 @@ import { ReportSchedule } from './scheduled-report.entity';
 type StoredSchedule = Omit<ReportScheduleRecord, 'state' | 'next_run_at'>;
 
 export const temporalScheduleId = (scheduleId: string) => `report-schedule/${scheduleId}`;
-
-/** Input of the scheduledReport workflow, fixed when the schedule is made. */
-export interface ScheduledReportInput {
-  companyId: string;
-  scheduleId: string;
-}
 
 const FIELDS: Record<string, [number, number]> = { minute: [0, 59], hour: [0, 23], 'day of month': [1, 31], month: [1, 12], 'day of week': [0, 6] };
 
@@ -120,15 +115,14 @@ export async function createReportSchedule(em: EntityManager, schedules: Schedul
         createdBy: actor.apiKeyId,
       });
       await tx.flush();
-      const input: ScheduledReportInput = { companyId: actor.companyId, scheduleId: schedule.id };
       await schedules.create({
         scheduleId: temporalScheduleId(schedule.id),
         cron: schedule.cron,
         timezone,
         run: {
-          workflowType: 'scheduledReport',
+          workflow: SCHEDULED_REPORT,
           workflowId: `report-run/${schedule.id}`,
-          input,
+          input: { companyId: actor.companyId, scheduleId: schedule.id },
           labels: { companyId: actor.companyId, eventType: 'report.generated', recordKey: schedule.id },
           summary: `Scheduled report "${schedule.name}" (${schedule.reportType})`,
         },

@@ -1,5 +1,6 @@
 import type { ReportRun, ReportSchedule } from './scheduled-report.entity';
 import type { CatalogReportFailedData, CatalogReportGeneratedData, CatalogReportScheduledData } from '../../generated/schemas';
+import { stamp } from '../event-format';
 
 /*
  * Scheduled report events (6.2 report.scheduled, report.generated, report.failed): payloads of this service's
@@ -19,8 +20,7 @@ export const reportScheduledData = (schedule: ReportSchedule, nextRunAt: string 
   project_id: schedule.projectId,
   period_days: schedule.periodDays,
   next_run_at: nextRunAt,
-  created_at: schedule.createdAt.toISOString(),
-  created_by: schedule.createdBy,
+  ...stamp('created', schedule.createdAt, schedule.createdBy),
 });
 
 export const reportGeneratedData = (run: ReportRun, downloadUrl: string): CatalogReportGeneratedData => ({

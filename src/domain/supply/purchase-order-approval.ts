@@ -3,45 +3,19 @@ import { ApiError } from '../../errors';
 import { recordEvent } from '../../events/outbox';
 import { poSubmittedData } from './purchase-order-events';
 import type { PurchaseOrder as PurchaseOrderRecord } from '../../generated/schemas';
-import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../../temporal/workflow-gateway';
+import { type ApprovalRuntime, WorkflowAlreadyStarted, type WorkflowStart } from '../workflow-gateway';
+import { PURCHASE_ORDER_APPROVAL, type PurchaseOrderApprovalInput, type PurchaseOrderDecision } from '../../../workflows/purchase-order-approval.contract';
 import type { Actor } from '../accounts/actor';
 import { lockNaturalKey } from '../natural-keys';
 import { lifecycleActor } from '../time/timesheet-lifecycle';
 import { amountsOf } from './po-amounts';
-import { ApprovalThreshold, type PurchaseOrderStatus, type RequiredApprover } from './purchase-order.entity';
+import { ApprovalThreshold, type RequiredApprover } from './purchase-order.entity';
 import { purchaseOrders } from './purchase-orders';
-
-/** Input of the purchaseOrderApproval workflow. */
-export interface PurchaseOrderApprovalInput {
-  companyId: string;
-  purchaseOrderId: string;
-  /** When to escalate; injected so tests wait seconds. */
-  deadlineMs: number;
-}
-
-export interface PurchaseOrderApprovalResult {
-  /** cancelled: the purchase order was never recorded as submitted (its transaction rolled back). */
-  outcome: 'approved' | 'rejected' | 'cancelled';
-}
 
 export const purchaseOrderApprovalWorkflowId = (purchaseOrderId: string) => `po-approval/${purchaseOrderId}`;
 
-/** An approver's decision on a purchase order, as the API sends it (the workflow's decide update). */
-export interface PurchaseOrderDecision {
-  approve: boolean;
-  /** The deciding employee: one of the required approvers of a role still open, or of the escalation role. */
-  approverId: string;
-  /** Approval notes, or the reason of a rejection. */
-  notes: string | null;
-  /** The API key that sent it: the origin of the events it records. */
-  actor: Actor;
-}
-
-/** The decide update answers with the purchase order's status after the decision. */
-export type PurchaseOrderDecided = PurchaseOrderStatus;
-
-const approvalRun = (input: PurchaseOrderApprovalInput, poNumber: string, afterClosed: WorkflowStart['afterClosed']): WorkflowStart => ({
-  workflowType: 'purchaseOrderApproval',
+const approvalRun = (input: PurchaseOrderApprovalInput, poNumber: string, afterClosed: WorkflowStart['afterClosed']): WorkflowStart<typeof PURCHASE_ORDER_APPROVAL> => ({
+  workflow: PURCHASE_ORDER_APPROVAL,
   workflowId: purchaseOrderApprovalWorkflowId(input.purchaseOrderId),
   input,
   whenOpen: 'refuse',
@@ -120,7 +94,7 @@ export async function decidePurchaseOrder(em: EntityManager, runtime: ApprovalRu
   const input = { companyId, purchaseOrderId: id, deadlineMs: runtime.deadlineMs };
   let answer;
   try {
-    answer = await runtime.workflows.update<PurchaseOrderDecided>(approvalRun(input, record.po_number, 'start_if_failed'), { name: 'decide', args: [decision] }, runtime.waitMs);
+    answer = await runtime.workflows.update(approvalRun(input, record.po_number, 'start_if_failed'), PURCHASE_ORDER_APPROVAL.updates.decide, [decision], runtime.waitMs);
   } catch (error) {
     // The workflow completed between our read and the update: another decision ended it.
     if (error instanceof WorkflowAlreadyStarted) return conflictWithCurrent(em, companyId, id);

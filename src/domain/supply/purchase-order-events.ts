@@ -14,7 +14,7 @@ import type {
   PurchaseOrder as PurchaseOrderRecord,
 } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
-import { iso } from '../event-format';
+import { iso, namedStamp } from '../event-format';
 
 /*
  * Purchase order events (6.2 po.*). They read the purchase order with its vendor, project and line items
@@ -88,9 +88,7 @@ export function poUpdatedData(po: PurchaseOrder, change: { before: PurchaseOrder
 
 export const poSubmittedData = (po: PurchaseOrder, who: Acting, approvers: RequiredApprover[]): CatalogPoSubmittedData => ({
   ...poBase(po),
-  submitted_by: who.by,
-  submitted_by_name: who.byName,
-  submitted_at: who.at.toISOString(),
+  ...namedStamp('submitted', who),
   approval_workflow: { required_approvers: approvers, approval_deadline: iso(po.approvalDeadline) },
 });
 
@@ -160,9 +158,7 @@ export const poAttachmentRemovedData = (po: PurchaseOrder, attachment: PurchaseO
     id: attachment.id,
     filename: attachment.filename,
     file_type: attachment.fileType,
-    removed_by: who.by,
-    removed_by_name: who.byName,
-    removed_at: who.at.toISOString(),
+    ...namedStamp('removed', who),
     removal_reason: reason,
   },
 });

@@ -10,7 +10,7 @@ import type {
   VendorUpdatedData,
 } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
-import { postalAddressData } from '../event-format';
+import { postalAddressData, stamp } from '../event-format';
 
 /** `changes` of vendor.updated: each changed field of the vendor's REST form; regions as a set. */
 export const VENDOR_SET_FIELDS = ['regions'];
@@ -29,8 +29,7 @@ export const vendorCreatedData = (vendor: Vendor, ctx: ChangeContext): VendorCre
   insurance_expiry_date: vendor.insuranceExpiryDate,
   compliance_expiry_date: vendor.complianceExpiryDate,
   certifications: vendor.certifications,
-  created_at: ctx.at.toISOString(),
-  created_by: ctx.actor.apiKeyId,
+  ...stamp('created', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const catalogVendorCreatedData = (vendor: Vendor): CatalogVendorCreatedData => ({
@@ -56,8 +55,7 @@ export const vendorUpdatedData = (vendor: Vendor, change: { before: VendorRecord
   insurance_expiry_date: vendor.insuranceExpiryDate,
   compliance_expiry_date: vendor.complianceExpiryDate,
   changes: changesBetween(change.before, change.after, 'A', VENDOR_SET_FIELDS),
-  updated_at: ctx.at.toISOString(),
-  updated_by: ctx.actor.apiKeyId,
+  ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
 });
 
 export const catalogVendorUpdatedData = (vendor: Vendor, change: { before: VendorRecord; after: VendorRecord }): CatalogVendorUpdatedData => ({
@@ -68,6 +66,5 @@ export const catalogVendorUpdatedData = (vendor: Vendor, change: { before: Vendo
 export const vendorDeletedData = (vendor: Vendor, ctx: ChangeContext): VendorDeletedData & CatalogVendorDeletedData => ({
   id: vendor.id,
   vendor_name: vendor.name,
-  deleted_at: ctx.at.toISOString(),
-  deleted_by: ctx.actor.apiKeyId,
+  ...stamp('deleted', ctx.at, ctx.actor.apiKeyId),
 });

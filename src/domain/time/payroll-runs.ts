@@ -2,30 +2,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PayrollRun as PayrollRunRecord } from '../../generated/schemas';
 import { ApiError } from '../../errors';
 import { iso } from '../event-format';
-import type { WorkflowGateway } from '../../temporal/workflow-gateway';
-import type { Actor } from '../accounts/actor';
+import type { ResultOf } from '../workflow-contract';
+import type { WorkflowGateway } from '../workflow-gateway';
+import { PAYROLL_RUN, type PayrollRunInput } from '../../../workflows/payroll-run.contract';
 import { findPage, type Page } from '../page';
 import { PayrollRun } from './payroll-run.entity';
 import { Timesheet } from './timesheet.entity';
 
-/** Input of the payrollRun workflow: everything needed to run it again from scratch. */
-export interface PayrollRunInput {
-  actor: Actor;
-  /** Chosen before the workflow starts, so a retried step finds the run its first attempt recorded. */
-  runId: string;
-  periodStart: string;
-  periodEnd: string;
-}
-
-export interface PayrollRunResult {
-  runId: string;
-  totalCount: number;
-}
-
 /** One run at a time per company and period: a second request while it runs joins it. */
 export const payrollRunWorkflowId = (companyId: string, periodStart: string, periodEnd: string) => `payroll/${companyId}/${periodStart}/${periodEnd}`;
 
-export type PayrollRunOutcome = { state: 'completed'; result: PayrollRunResult } | { state: 'running'; runId: string; workflowId: string };
+export type PayrollRunOutcome = { state: 'completed'; result: ResultOf<typeof PAYROLL_RUN> } | { state: 'running'; runId: string; workflowId: string };
 
 /**
  * Starts (or joins) the period's payroll run and waits up to `waitMs` for it. A run that takes longer keeps
@@ -35,9 +22,9 @@ export type PayrollRunOutcome = { state: 'completed'; result: PayrollRunResult }
 export async function runPayroll(workflows: WorkflowGateway, input: PayrollRunInput, waitMs: number): Promise<PayrollRunOutcome> {
   if (input.periodEnd < input.periodStart) throw ApiError.invalid('period_end', `must not be before period_start (${input.periodStart})`);
   const workflowId = payrollRunWorkflowId(input.actor.companyId, input.periodStart, input.periodEnd);
-  const outcome = await workflows.startAndAwait<PayrollRunResult>(
+  const outcome = await workflows.startAndAwait(
     {
-      workflowType: 'payrollRun',
+      workflow: PAYROLL_RUN,
       workflowId,
       input,
       whenOpen: 'join',

@@ -19,6 +19,7 @@ import type {
 } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
 import type { EventPayload } from '../../events/registry';
+import { namedStamp, stamp } from '../event-format';
 
 /*
  * Time off and timesheet events. Relations the builders read (the employee) must be loaded. `changes` of time
@@ -179,31 +180,24 @@ export const timesheetSubmittedData = (timesheet: Timesheet, who: LifecycleActor
 export const timesheetLockedData = (timesheet: Timesheet, who: LifecycleActor): TimesheetLockedData => ({
   ...timesheetOf(timesheet),
   total_hours: timesheet.totalHours,
-  locked_at: who.at.toISOString(),
-  locked_by: who.by,
+  ...stamp('locked', who.at, who.by),
   locked_by_name: who.byName,
 });
 
 export const timesheetUnlockedData = (timesheet: Timesheet, who: LifecycleActor): TimesheetUnlockedData => ({
   ...timesheetOf(timesheet),
-  unlocked_by: who.by,
-  unlocked_by_name: who.byName,
-  unlocked_at: who.at.toISOString(),
+  ...namedStamp('unlocked', who),
 });
 
 export const timesheetProcessedData = (timesheet: Timesheet, who: LifecycleActor): TimesheetProcessedData => ({
   ...timesheetOf(timesheet),
   total_hours: timesheet.totalHours,
-  processed_by: who.by,
-  processed_by_name: who.byName,
-  processed_at: who.at.toISOString(),
+  ...namedStamp('processed', who),
 });
 
 /** timesheets.processed.batch: the timesheets a payroll run processed. */
 export const timesheetsProcessedBatchData = (timesheets: Timesheet[], who: LifecycleActor): TimesheetsProcessedBatchData => ({
   timesheets: timesheets.map((t) => ({ ...timesheetOf(t), total_hours: t.totalHours })),
-  processed_by: who.by,
-  processed_by_name: who.byName,
-  processed_at: who.at.toISOString(),
+  ...namedStamp('processed', who),
   total_count: timesheets.length,
 });

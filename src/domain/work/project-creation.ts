@@ -1,45 +1,16 @@
-import type { ContactCreate, CustomerCreate, LocationCreate } from '../../generated/schemas';
 import { ApiError } from '../../errors';
-import type { WorkflowGateway } from '../../temporal/workflow-gateway';
-import type { Actor } from '../accounts/actor';
-import type { NewProject } from './projects';
-
-/** An employee named by id (REST) or by employee number (inbound), with the field that named it, for errors. */
-export type EmployeeRef = { field: string } & ({ id: string } | { empNumber: string });
-
-/** Input of the projectCreation workflow: everything needed to run it again from scratch. */
-export interface ProjectCreationInput {
-  actor: Actor;
-  eventId: string;
-  /** Chosen before the workflow starts, so a retried or resumed run recognises the project it wrote. */
-  projectId: string;
-  project: Omit<NewProject, 'customer_id' | 'location_id' | 'contact_ids' | 'account_manager_id' | 'internal_manager_id'>;
-  /** An existing customer by id, or one found by name (case-insensitively) or created. */
-  customer: { id: string } | CustomerCreate;
-  /** An existing location of that customer by id, or one found by name under it or created. */
-  location: { id: string } | Omit<LocationCreate, 'customer_id'>;
-  /** Contacts of the customer, found by first and last name or created. */
-  contacts: Omit<ContactCreate, 'customer_id'>[];
-  /** Existing contacts of the customer. */
-  contactIds: string[];
-  accountManager: EmployeeRef | null;
-  /** The project owner. */
-  internalManager: EmployeeRef | null;
-}
-
-export interface ProjectCreationResult {
-  projectId: string;
-  eventId: string;
-  /** False when a retried run found the project its earlier attempt created. */
-  created: boolean;
-}
+import type { ResultOf } from '../workflow-contract';
+import type { WorkflowGateway } from '../workflow-gateway';
+import { PROJECT_CREATION, type ProjectCreationInput } from '../../../workflows/project-creation.contract';
 
 export type ProjectCreationOutcome =
-  | { state: 'completed'; result: ProjectCreationResult }
+  | { state: 'completed'; result: ResultOf<typeof PROJECT_CREATION> }
   | { state: 'running'; projectId: string; eventId: string; workflowId: string };
 
-/** One workflow per company and project code: a second request while it runs is refused instead of starting another. */
-/** Codes differ only in case name the same project, so they name the same workflow too. */
+/**
+ * One workflow per company and project code: a request while a run goes joins that run, which refuses it (409)
+ * when the run is another request's. Codes that differ only in case name the same project, so they name the same workflow too.
+ */
 export const projectCreationWorkflowId = (companyId: string, projectCode: string) => `project.created/${companyId}/${projectCode.toLowerCase()}`;
 
 /**
@@ -50,9 +21,9 @@ export async function runProjectCreation(workflows: WorkflowGateway, input: Proj
   const code = input.project.project_code;
   const workflowId = projectCreationWorkflowId(input.actor.companyId, code);
   const customerName = 'name' in input.customer ? input.customer.name : `id ${input.customer.id}`;
-  const outcome = await workflows.startAndAwait<ProjectCreationResult>(
+  const outcome = await workflows.startAndAwait(
     {
-      workflowType: 'projectCreation',
+      workflow: PROJECT_CREATION,
       workflowId,
       input,
       whenOpen: 'join',

@@ -7,7 +7,7 @@ import type { Project } from './project.entity';
 import type { CatalogEmployeeAssignedData, Project as ProjectRecord, ProjectRef } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
 import type { EventPayload } from '../../events/registry';
-import { joinAddress, postalAddressData } from '../event-format';
+import { joinAddress, postalAddressData, stamp } from '../event-format';
 
 export interface ProjectSnapshot {
   project: Project;
@@ -45,8 +45,7 @@ export function projectCreatedPayload(snapshot: ProjectSnapshot, createdBy: stri
         role: c.title,
       })),
       project_owners: owners.map((e) => ({ id: e.id, name: e.name, email: e.email, emp_number: e.empNumber })),
-      created_at: project.createdAt.toISOString(),
-      created_by: createdBy,
+      ...stamp('created', project.createdAt, createdBy),
     },
     b: {
       id: project.id,
@@ -71,8 +70,7 @@ export function projectUpdatedPayload(project: Project, change: { before: Projec
       priority: project.priority,
       end_date: project.endDate,
       changes: changesBetween(change.before, change.after, 'A', ['contact_ids']),
-      updated_at: ctx.at.toISOString(),
-      updated_by: ctx.actor.apiKeyId,
+      ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
     },
     b: {
       id: project.id,
@@ -86,7 +84,7 @@ export function projectUpdatedPayload(project: Project, change: { before: Projec
 
 export function projectDeletedPayload(project: Project, ctx: ChangeContext): EventPayload<'project.deleted'> {
   return {
-    a: { id: project.id, project_name: project.name, project_code: project.projectCode, deleted_at: ctx.at.toISOString(), deleted_by: ctx.actor.apiKeyId },
+    a: { id: project.id, project_name: project.name, project_code: project.projectCode, ...stamp('deleted', ctx.at, ctx.actor.apiKeyId) },
     b: { id: project.id, projectNumber: project.projectCode, name: project.name, deletedBy: ctx.actor.apiKeyId, reason: ctx.reason ?? null },
   };
 }
@@ -109,8 +107,7 @@ export function employeeAssigned(
     work_order: on.workOrder ? { id: on.workOrder.id, work_order_number: on.workOrder.workOrderNumber, phase_name: on.workOrder.title } : null,
     project: projectRef(on.project),
     role,
-    assigned_at: ctx.at.toISOString(),
-    assigned_by: ctx.actor.apiKeyId,
+    ...stamp('assigned', ctx.at, ctx.actor.apiKeyId),
   };
   return { key: 'employee.assigned', payload: { b: data } };
 }

@@ -4,6 +4,7 @@ import type { WorkOrder, WorkOrderStatus } from './work-order.entity';
 import type { WorkOrder as WorkOrderRecord } from '../../generated/schemas';
 import { changesBetween } from '../../events/changes';
 import { employeeAssigned, projectRef, siteAddress } from './project-events';
+import { stamp } from '../event-format';
 
 /*
  * Work order events (6.1 work_order.*, 6.2 workorder.*). They read the work order with its project (and the
@@ -69,8 +70,7 @@ function workOrderCreated(workOrder: WorkOrder, ctx: ChangeContext): RecordedEve
         specialty_materials: workOrder.specialtyMaterials,
         scheduler_notes: workOrder.schedulerNotes,
         custom_fields: workOrder.customFields,
-        created_at: ctx.at.toISOString(),
-        created_by: ctx.actor.apiKeyId,
+        ...stamp('created', ctx.at, ctx.actor.apiKeyId),
       },
       b: catalogBase(workOrder),
     },
@@ -92,8 +92,7 @@ function workOrderUpdated(workOrder: WorkOrder, change: { before: WorkOrderRecor
         people_required: workOrder.peopleRequired,
         changes: changesBetween(inboundNames(change.before), inboundNames(change.after), 'A'),
         project: projectRef(workOrder.project.getEntity()),
-        updated_at: ctx.at.toISOString(),
-        updated_by: ctx.actor.apiKeyId,
+        ...stamp('updated', ctx.at, ctx.actor.apiKeyId),
       },
       b: {
         ...catalogBase(workOrder),
@@ -115,8 +114,7 @@ export function statusChanged(workOrder: WorkOrder, previous: WorkOrderStatus, c
           ...named(workOrder),
           previous_status: previous,
           new_status: workOrder.status,
-          status_changed_at: ctx.at.toISOString(),
-          status_changed_by: ctx.actor.apiKeyId,
+          ...stamp('status_changed', ctx.at, ctx.actor.apiKeyId),
           project: projectRef(project),
         },
       },
@@ -154,8 +152,7 @@ function workOrderScheduled(workOrder: WorkOrder, ctx: ChangeContext): RecordedE
         end_time: workOrder.endTime,
         assigned_employees: [...(lead ? [employee(lead, 'site_lead')] : []), ...crew.map((e) => employee(e, 'crew_member'))],
         project: projectRef(workOrder.project.getEntity()),
-        scheduled_at: ctx.at.toISOString(),
-        scheduled_by: ctx.actor.apiKeyId,
+        ...stamp('scheduled', ctx.at, ctx.actor.apiKeyId),
       },
     },
   };
@@ -197,8 +194,7 @@ export function workOrderDeletedEvent(workOrder: WorkOrder, ctx: ChangeContext):
       a: {
         ...named(workOrder),
         project: projectRef(workOrder.project.getEntity()),
-        deleted_at: ctx.at.toISOString(),
-        deleted_by: ctx.actor.apiKeyId,
+        ...stamp('deleted', ctx.at, ctx.actor.apiKeyId),
       },
       b: {
         id: workOrder.id,

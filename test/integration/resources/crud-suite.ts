@@ -1,5 +1,5 @@
 import { RESOURCES } from '../../../src/api/resources';
-import { REST_COLLECTIONS } from '../../../src/domain/accounts/scopes';
+import { REST_COLLECTIONS, type RestCollection } from '../../../src/domain/accounts/scopes';
 import type { ResourceDefinition } from '../../../src/api/resources/resource';
 import { schemaViolation } from '../../helpers/event-contract';
 import { countRows } from '../../helpers/fixtures';
@@ -11,7 +11,7 @@ export type Parents = Record<string, string>;
 
 /** What the shared suite needs to know about one REST collection. */
 export interface CrudFixture {
-  collection: 'customers' | 'locations' | 'contacts' | 'vendors' | 'vendor-locations' | 'projects' | 'work-orders' | 'employees' | 'time-off' | 'timesheets' | 'work-types' | 'approval-thresholds';
+  collection: RestCollection;
   /** Its table, to count rows. */
   table: string;
   /** The wire fields of its natural key (unique case-insensitively); a 409 names the first. */

@@ -14,7 +14,7 @@ import {
   type StatusCodeClass,
 } from '../../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../../delivery/webhook-alert.entity';
-import { DELIVERY_STATUSES, type DeliveryStatus, type WebhookDelivery } from '../../../delivery/webhook-delivery.entity';
+import { type WebhookDelivery } from '../../../delivery/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
 import { isUuid } from '../../../schemas/formats';
 import { iso } from '../../../domain/event-format';
@@ -30,6 +30,7 @@ import type { AppDeps } from '../../context';
 import { AFTER_PARAM, listBody, PAGE_PARAMS, pageOf } from '../../pagination';
 import { byId, byValue } from '../../resources/filters';
 import type { QueryParam, RouteSpec } from '../route-spec';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../../workflows/webhook-delivery.contract';
 
 const SCHEMA = 'rest/webhook-deliveries.json#/$defs';
 

@@ -186,8 +186,8 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         202: { description: 'The test delivery, still being attempted', schema: 'rest/webhook-deliveries.json#/$defs/record' },
       },
       async handler(ctx) {
-        const { delivery, completed } = await sendTestDelivery(ctx.state.em, deliveryWorkflows, config, ctx.state.principal.companyId, ctx.params.id!);
-        ctx.status = completed ? 200 : 202;
+        const { delivery, finished } = await sendTestDelivery(ctx.state.em, deliveryWorkflows, config, ctx.state.principal.companyId, ctx.params.id!);
+        ctx.status = finished ? 200 : 202;
         ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
       },
     },

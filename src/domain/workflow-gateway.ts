@@ -1,9 +1,11 @@
 /**
  * What the domain asks of the workflow engine, in its own terms: src/temporal/temporal-workflows.ts does it with
- * Temporal. The domain knows workflows by their type name and input, never by their code.
+ * Temporal. A workflow is known by its contract (workflows/<name>.contract.ts, declared with ./workflow-contract.ts),
+ * so a call with a wrong input, a message the workflow does not take, or wrong arguments does not compile.
  */
+import type { ArgsOf, InputOf, ResultOf, SignalOf, UpdateOf, UpdateResultOf, WorkflowDef } from './workflow-contract';
 
-/** The search attributes a run is found by in the Temporal UI (src/temporal/search-attributes.ts). */
+/** The search attributes a run is found by in the Temporal UI (workflows/search-attributes.ts). */
 export interface WorkflowLabels {
   companyId: string;
   /** The inbound operation or event the run carries out, e.g. project.created. */
@@ -14,13 +16,13 @@ export interface WorkflowLabels {
 }
 
 /**
- * A run to start, under an id the caller derives from the request (so a repeat finds the same run) on the
- * service's task queue.
+ * A run of `workflow` to start, under an id the caller derives from the request (so a repeat finds the same run), on
+ * its task queue.
  */
-export interface WorkflowStart {
-  workflowType: string;
+export interface WorkflowStart<W extends WorkflowDef = WorkflowDef> {
+  workflow: W;
   workflowId: string;
-  input: unknown;
+  input: NoInfer<InputOf<W>>;
   /** A run with this id is open: join it, or refuse (WorkflowAlreadyStarted). */
   whenOpen: 'join' | 'refuse';
   /** Closed runs with this id: a new run may start after any, or only after a failed one. */
@@ -34,12 +36,6 @@ export interface WorkflowStart {
 /** The run's result when it finished in time; else its memo (the run may be another request's). */
 export type WorkflowOutcome<R> = { finished: true; result: R } | { finished: false; memo: Record<string, unknown> };
 
-/** A message to a run: a signal or an update, by name. */
-export interface WorkflowMessage {
-  name: string;
-  args: unknown[];
-}
-
 /** A run with this id is open and the start refuses it, or one closed and may not start again (another request ended it). */
 export class WorkflowAlreadyStarted extends Error {}
 
@@ -48,13 +44,13 @@ export class WorkflowAlreadyStarted extends Error {}
  * terminated one does not lose the request. A run that fails with a business error is thrown as that ApiError.
  */
 export interface WorkflowGateway {
-  start(start: WorkflowStart): Promise<void>;
+  start<W extends WorkflowDef>(start: WorkflowStart<W>): Promise<void>;
   /** Starts (or joins) the run and waits up to `waitMs` for its result. */
-  startAndAwait<R>(start: WorkflowStart, waitMs: number): Promise<WorkflowOutcome<R>>;
+  startAndAwait<W extends WorkflowDef>(start: WorkflowStart<W>, waitMs: number): Promise<WorkflowOutcome<ResultOf<W>>>;
   /** Signals the run (starting it first when none is open) and waits up to `waitMs` for its result. */
-  signalAndAwait<R>(start: WorkflowStart, signal: WorkflowMessage, waitMs: number): Promise<WorkflowOutcome<R>>;
+  signalAndAwait<W extends WorkflowDef, S extends SignalOf<W>>(start: WorkflowStart<W>, signal: S, args: NoInfer<ArgsOf<S>>, waitMs: number): Promise<WorkflowOutcome<ResultOf<W>>>;
   /** Sends an update (starting the run first when none is open); null when it was not answered within `waitMs`. */
-  update<R>(start: WorkflowStart, update: WorkflowMessage, waitMs: number): Promise<{ result: R } | null>;
+  update<W extends WorkflowDef, U extends UpdateOf<W>>(start: WorkflowStart<W>, update: U, args: NoInfer<ArgsOf<U>>, waitMs: number): Promise<{ result: UpdateResultOf<U> } | null>;
   schedules: ScheduleGateway;
 }
 
@@ -64,12 +60,12 @@ export interface ScheduleState {
   nextRunAt: string | null;
 }
 
-export interface ScheduleDefinition {
+export interface ScheduleDefinition<W extends WorkflowDef = WorkflowDef> {
   scheduleId: string;
   cron: string;
   timezone: string;
   /** The run each action starts; whenOpen and afterClosed are the schedule's. */
-  run: Omit<WorkflowStart, 'whenOpen' | 'afterClosed' | 'details' | 'memo'>;
+  run: Omit<WorkflowStart<W>, 'whenOpen' | 'afterClosed' | 'details' | 'memo'>;
   note: string;
 }
 
@@ -84,7 +80,7 @@ export class ScheduleRefused extends Error {}
  * was down is made up within a day.
  */
 export interface ScheduleGateway {
-  create(definition: ScheduleDefinition): Promise<void>;
+  create<W extends WorkflowDef>(definition: ScheduleDefinition<W>): Promise<void>;
   /** Null when it is missing. */
   describe(scheduleId: string): Promise<ScheduleState | null>;
   pause(scheduleId: string, note: string): Promise<void>;

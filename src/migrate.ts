@@ -1,5 +1,5 @@
-import { exitOnUnsupportedNode } from '../runtime-version';
-import { connectOrm, migrate } from './orm';
+import { exitOnUnsupportedNode } from './runtime-version';
+import { connectOrm, migrate } from './database';
 
 exitOnUnsupportedNode();
 
