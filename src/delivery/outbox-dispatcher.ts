@@ -70,6 +70,13 @@ const AT_THE_DOOR = (endpoint: string) => `(
 const IN_TROUBLE = `(e.failing_since is not null or e.circuit_state <> 'closed'
   or exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '5 seconds'))`;
 
+/**
+ * Whether a healthy endpoint `e`'s attempts have stopped coming back: one in flight for over a second. Its deliveries
+ * beyond its pipeline are deferred rather than left in the outbox, where they would hold up its company's claims until it
+ * counts as in trouble.
+ */
+const STALLED = `exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '1 second')`;
+
 /** The runs at an endpoint `e`'s door (AT_THE_DOOR) or on their way there: started and not begun yet, or being started. */
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
 
@@ -133,7 +140,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
         select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS} as open, ${DEFERRING('e.id')} as deferring,
-               ${IN_TROUBLE} as in_trouble, ${BUSY_RUNS} as busy
+               ${IN_TROUBLE} as in_trouble, ${STALLED} as stalled, case when not ${IN_TROUBLE} then ${BUSY_RUNS} else 0 end as busy
           from webhook_endpoints e
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
@@ -240,7 +247,9 @@ interface EndpointRow {
   deferring: boolean;
   /** IN_TROUBLE: what its runs leave is deferred; a healthy endpoint's waits in the outbox. */
   in_trouble: boolean;
-  /** BUSY_RUNS: a healthy endpoint's pipeline (HEALTHY_PIPELINE) is what it may have. */
+  /** STALLED: what its pipeline leaves is deferred, not left in the outbox. */
+  stalled: boolean;
+  /** BUSY_RUNS, counted for a healthy endpoint only: its pipeline (HEALTHY_PIPELINE) is what it may have. */
   busy: number;
 }
 
@@ -283,7 +292,8 @@ export interface OutboxDispatcherOptions {
  * - A healthy endpoint has at most HEALTHY_PIPELINE runs per attempt it may have in flight at its door or on their way
  *   there; its deliveries beyond that wait in the outbox with their events (the event's other deliveries are written;
  *   it is dispatched once all are) until it says it has room (outbox_room, when an attempt finishes), so that none of
- *   its runs is held. One that waited over HEALTHY_WAIT_MS is deferred instead.
+ *   its runs is held. One that waited over HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED), is
+ *   deferred instead.
  * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
  *   occupy it (in flight, held, not yet begun, or retrying while it fails); more of its deliveries are deferred:
  *   written, and started oldest first as it makes room (told by the endpoint_room notification, or seen at the next
@@ -397,11 +407,11 @@ export class OutboxDispatcher {
       sittingOutNow.add(event.company_id);
       letGo.add(event.id);
     }
-    // A healthy endpoint's deliveries it has no room for wait in the outbox with their events (its other deliveries are
+    // A flowing endpoint's deliveries it has no room for wait in the outbox with their events (its other deliveries are
     // written), until it says it has room; those of an event waiting over HEALTHY_WAIT_MS are deferred instead, so
     // that a slow endpoint's backlog cannot fill its company's claims.
     const waiting = deliveries.filter(
-      (delivery) => !fits.has(delivery) && !letGo.has(delivery.eventId!) && isHealthy(endpoints.get(delivery.input.endpointId)) && eventOf.get(delivery)!.age_ms < HEALTHY_WAIT_MS,
+      (delivery) => !fits.has(delivery) && !letGo.has(delivery.eventId!) && isFlowing(endpoints.get(delivery.input.endpointId)) && eventOf.get(delivery)!.age_ms < HEALTHY_WAIT_MS,
     );
     const waitingEvents = new Set(waiting.map((delivery) => delivery.eventId));
     const waits = new Set(waiting);
@@ -456,7 +466,7 @@ export class OutboxDispatcher {
    */
   private roomOf(endpoint: EndpointRow): number {
     if (endpoint.deferring) return 0;
-    if (isHealthy(endpoint)) return Math.max(0, HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint - endpoint.busy);
+    if (!endpoint.in_trouble) return Math.max(0, HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint - endpoint.busy);
     return Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open);
   }
 
@@ -630,8 +640,8 @@ export class OutboxDispatcher {
   }
 }
 
-/** Neither in trouble nor with deferred deliveries: its runs go through as they start. */
-const isHealthy = (endpoint: EndpointRow | undefined) => endpoint !== undefined && !endpoint.in_trouble && !endpoint.deferring;
+/** Neither in trouble, stalled nor with deferred deliveries: its attempts come back, and its runs go through as they start. */
+const isFlowing = (endpoint: EndpointRow | undefined) => endpoint !== undefined && !endpoint.in_trouble && !endpoint.stalled && !endpoint.deferring;
 
 /** The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it (echo prevention). */
 function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] {
