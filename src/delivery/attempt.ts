@@ -281,16 +281,8 @@ export class DeliveryAttempts {
       const [row] = await RECORDED.rows(this.em(), [deliveryId, attemptNumber]);
       if (!row || (row.outcome === 'in_progress' && row.age_ms > abandonedAfterMs)) return null;
       if (row.outcome !== 'in_progress') {
-        return {
-          outcome: row.outcome,
-          attemptNumber,
-          statusCode: row.status_code,
-          durationMs: row.duration_ms ?? 0,
-          error: row.error,
-          responseExcerpt: row.response_excerpt,
-          retryAfterMs: null,
-          ...(row.endpoint_ended && row.outcome === 'retryable_failure' ? { endpointEnded: true as const } : {}),
-        };
+        const recorded = { attemptNumber, outcome: row.outcome, statusCode: row.status_code, durationMs: row.duration_ms, error: row.error, responseExcerpt: row.response_excerpt };
+        return madeFromRecord(recorded, row.endpoint_ended);
       }
       heartbeat();
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -417,14 +409,23 @@ const attemptKey = (deliveryId: string, attemptNumber: number) => `${deliveryId}
 function finishedAttempt(begun: BegunAttempt, attemptNumber: number): MadeAttempt | null {
   const { last } = begun;
   if (!last || last.attemptNumber !== attemptNumber || last.outcome === 'in_progress') return null;
+  return madeFromRecord({ ...last, outcome: last.outcome });
+}
+
+/**
+ * An attempt as its record tells it (the receiver's Retry-After is not kept); `endpointEnded`: its endpoint is no longer
+ * active, which a retryable failure passes on to its run.
+ */
+function madeFromRecord(record: NonNullable<BegunAttempt['last']> & { outcome: MadeAttempt['outcome'] }, endpointEnded = false): MadeAttempt {
   return {
-    outcome: last.outcome,
-    attemptNumber,
-    statusCode: last.statusCode,
-    durationMs: last.durationMs ?? 0,
-    error: last.error,
-    responseExcerpt: last.responseExcerpt,
+    outcome: record.outcome,
+    attemptNumber: record.attemptNumber,
+    statusCode: record.statusCode,
+    durationMs: record.durationMs ?? 0,
+    error: record.error,
+    responseExcerpt: record.responseExcerpt,
     retryAfterMs: null,
+    ...(endpointEnded && record.outcome === 'retryable_failure' ? { endpointEnded: true as const } : {}),
   };
 }
 

@@ -61,31 +61,34 @@ const AT_THE_DOOR = (endpoint: string) => `(
   + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null and (d.deferred_since is null or d.start_claimed_until > now()))
 )::int`;
 
-/**
- * Whether an endpoint `e` (a webhook_endpoints row) is in trouble: failing, its breaker not closed, or an attempt in
- * flight for over 5 s (it hangs). Only then do its runs count against its budget and its deliveries get deferred: a
- * healthy endpoint's runs go through in their first workflow task, paced by its pipeline (HEALTHY_PIPELINE) and its
- * company's bounds (OUTBOX_COMPANY_MAX_QUEUED, the start rate).
- */
-const IN_TROUBLE = `(e.failing_since is not null or e.circuit_state <> 'closed'
-  or exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '5 seconds'))`;
+/** How long an endpoint `e`'s oldest attempt in flight (a live slot) has been, in milliseconds; 0 when none is. */
+const OLDEST_IN_FLIGHT_MS = `coalesce((select extract(epoch from now() - min(s.taken_at)) * 1000
+  from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now()), 0)`;
 
 /**
- * Whether a healthy endpoint `e`'s attempts have stopped coming back: one in flight for over a second. Its deliveries
- * beyond its pipeline are deferred rather than left in the outbox, where they would hold up its company's claims until it
- * counts as in trouble.
+ * Whether an endpoint `e` (a webhook_endpoints row) is in trouble, given its OLDEST_IN_FLIGHT_MS: failing, its breaker
+ * not closed, or an attempt in flight for over 5 s (it hangs). Only then do its runs count against its budget and its
+ * deliveries get deferred: a healthy endpoint's runs go through in their first workflow task, paced by its pipeline
+ * (HEALTHY_PIPELINE) and its company's bounds (OUTBOX_COMPANY_MAX_QUEUED, the start rate).
  */
-const STALLED = `exists (select 1 from webhook_endpoint_slots s where s.endpoint_id = e.id and s.expires_at > now() and s.taken_at < now() - interval '1 second')`;
+const IN_TROUBLE = (oldestInFlightMs: string) => `(e.failing_since is not null or e.circuit_state <> 'closed' or ${oldestInFlightMs} > 5000)`;
+
+/**
+ * A healthy endpoint is stalled when an attempt of its has been in flight over a second: its attempts have stopped
+ * coming back. Its deliveries beyond its pipeline are deferred rather than left in the outbox, where they would hold up
+ * its company's claims until it counts as in trouble.
+ */
+const STALLED_AFTER_MS = 1000;
 
 /** The runs at an endpoint `e`'s door (AT_THE_DOOR) or on their way there: started and not begun yet, or being started. */
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
 
 /**
- * The runs an endpoint `e` in trouble has that occupy it, by count: its BUSY_RUNS and those waiting to retry; 0 for a
- * healthy one.
+ * The runs an endpoint `e` has that occupy it, by count, when `inTrouble` (an IN_TROUBLE): its BUSY_RUNS and those
+ * waiting to retry; 0 for a healthy one.
  */
-const OPEN_RUNS = `(
-  case when ${IN_TROUBLE}
+const OPEN_RUNS = (inTrouble: string) => `(
+  case when ${inTrouble}
     then ${BUSY_RUNS}
        + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'retrying' and d.held_until is null and e.failing_since is not null)
     else 0 end
@@ -139,9 +142,11 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
                (select coalesce(array_agg(d.endpoint_id), '{}') from webhook_deliveries d where d.event_id = c.id) as written_to
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS} as open, ${DEFERRING('e.id')} as deferring,
-               ${IN_TROUBLE} as in_trouble, ${STALLED} as stalled, case when not ${IN_TROUBLE} then ${BUSY_RUNS} else 0 end as busy
+        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
+               t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy
           from webhook_endpoints e
+          cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
+          cross join lateral (select ${IN_TROUBLE('f.oldest_ms')} as in_trouble) t
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
 );
@@ -183,7 +188,7 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
      select (select d.endpoint_id from webhook_deliveries d where d.deferred_since is not null and d.endpoint_id > w.endpoint_id order by d.endpoint_id limit 1)
        from waiting w where w.endpoint_id is not null
    ), endpoints as (
-     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS} as open, ${AT_THE_DOOR('e.id')} as at_door
+     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS(IN_TROUBLE(OLDEST_IN_FLIGHT_MS))} as open, ${AT_THE_DOOR('e.id')} as at_door
        from webhook_endpoints e join waiting w on w.endpoint_id = e.id
    ), ended as (
      select cancel_deferred_deliveries(e.id) as cancelled from endpoints e where e.status <> 'active'
@@ -247,7 +252,7 @@ interface EndpointRow {
   deferring: boolean;
   /** IN_TROUBLE: what its runs leave is deferred; a healthy endpoint's waits in the outbox. */
   in_trouble: boolean;
-  /** STALLED: what its pipeline leaves is deferred, not left in the outbox. */
+  /** An attempt in flight over STALLED_AFTER_MS: what its pipeline leaves is deferred, not left in the outbox. */
   stalled: boolean;
   /** BUSY_RUNS, counted for a healthy endpoint only: its pipeline (HEALTHY_PIPELINE) is what it may have. */
   busy: number;
@@ -292,7 +297,7 @@ export interface OutboxDispatcherOptions {
  * - A healthy endpoint has at most HEALTHY_PIPELINE runs per attempt it may have in flight at its door or on their way
  *   there; its deliveries beyond that wait in the outbox with their events (the event's other deliveries are written;
  *   it is dispatched once all are) until it says it has room (outbox_room, when an attempt finishes), so that none of
- *   its runs is held. One that waited over HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED), is
+ *   its runs is held. One that waited over HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is
  *   deferred instead.
  * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
  *   occupy it (in flight, held, not yet begun, or retrying while it fails); more of its deliveries are deferred:
