@@ -1,10 +1,6 @@
-/** Every workflow the worker runs; the bundler starts from this file. */
-export { deliveryRecovery } from './delivery-recovery';
-export { payrollRun } from './payroll-run';
-export { projectClosing } from './project-closing';
-export { projectCreation } from './project-creation';
-export { purchaseOrderApproval } from './purchase-order-approval';
-export { reportApproval } from './report-approval';
-export { scheduledReport } from './scheduled-report';
-export { retention } from './retention';
-export { webhookDelivery } from './webhook-delivery';
+/**
+ * Every workflow the worker runs, by task queue: the bundle of both, which a queue of an older version being drained
+ * needs, and which any queue's Workers can load (WORKFLOW_BUNDLE_PATH).
+ */
+export * from './operations';
+export * from './deliveries';

@@ -4,8 +4,9 @@ import { ReusableVMWorkflowCreator } from '@temporalio/worker/lib/workflow/reusa
 import vm from 'node:vm';
 
 /**
- * A Worker class whose Workers, in one process, run their workflows in the process's own thread, in one sandbox (a V8
- * context reused by every run, as the SDK's default does on a thread of its own).
+ * A Worker class whose Workers, in one process, run their workflows in the process's own thread, in one sandbox per
+ * workflow bundle (a V8 context reused by every run, as the SDK's default does on a thread of its own): Workers of the
+ * same bundle share it.
  *
  * The SDK would give each Worker a workflow thread, hand every activation to it as a message (a structured clone each
  * way), time every call into the sandbox with a watchdog of Node's (a thread started per call: 170 µs of CPU each),
@@ -18,16 +19,18 @@ import vm from 'node:vm';
  *   kills a process whose event loop has not turned for a while, so that another takes over its runs.
  * - Activations run on the event loop the worker's activities use: each is well under a millisecond.
  *
- * The sandbox starts with the first Worker and is destroyed when the last one has stopped; a Worker created after
- * that makes a new one.
+ * A sandbox starts with the first Worker of its bundle and is destroyed when the last one has stopped; a Worker created
+ * after that makes a new one.
  */
 export function workersRunningWorkflowsInProcess(): typeof Worker {
-  let shared: { creator: WorkflowCreator; users: number } | null = null;
+  /** The sandboxes, by their bundle's code. */
+  const sandboxes = new Map<string, { creator: WorkflowCreator; users: number }>();
 
   return class InProcessWorkflowsWorker extends Worker {
     protected static override async createWorkflowCreator(...[bundle, compiled]: Parameters<typeof Worker.createWorkflowCreator>): Promise<WorkflowCreator> {
       // What ReusableVMWorkflowCreator.create does, but for its global handlers (the stack trace hooks) and the timeout.
-      const current = (shared ??= {
+      const existing = sandboxes.get(bundle.code);
+      const current = existing ?? {
         creator: new ReusableVMWorkflowCreator(
           new vm.Script(bundle.code, { filename: bundle.filename }),
           bundle,
@@ -36,7 +39,8 @@ export function workersRunningWorkflowsInProcess(): typeof Worker {
           undefined,
         ),
         users: 0,
-      });
+      };
+      if (!existing) sandboxes.set(bundle.code, current);
       current.users += 1;
       let destroyed = false;
       return {
@@ -46,7 +50,7 @@ export function workersRunningWorkflowsInProcess(): typeof Worker {
           destroyed = true;
           current.users -= 1;
           if (current.users > 0) return;
-          if (shared === current) shared = null;
+          if (sandboxes.get(bundle.code) === current) sandboxes.delete(bundle.code);
           await current.creator.destroy();
         },
       };

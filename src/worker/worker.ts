@@ -21,7 +21,7 @@ import { releaseWaiting } from '../delivery/endpoints-service';
 import { createWebhookSender } from '../delivery/webhook-sender';
 import { watchEventLoop } from './event-loop-watch';
 import { workersRunningWorkflowsInProcess } from './in-process-workflows';
-import { bundleWorkflowsApart } from './workflow-bundle';
+import { bundleWorkflowsApart, type WorkflowSet } from './workflow-bundle';
 
 export interface RunningWorker {
   /**
@@ -50,8 +50,9 @@ export interface WorkerOptions {
   orm: Orm;
   logger: Logger;
   /**
-   * A prebuilt workflow bundle (tests build one once); otherwise workflows/ is bundled at start. With tracing on it
-   * must hold the tracing interceptors (bundleWorkflows(true) of ./workflow-bundle).
+   * A prebuilt bundle of every workflow (workflows/index.ts; tests build one once), which every Worker then loads;
+   * otherwise each task queue's own workflows are bundled at start. With tracing on it must hold the tracing
+   * interceptors (bundleWorkflows(true) of ./workflow-bundle).
    */
   workflowBundlePath?: string;
   /** Extra trusted root for subscriber endpoints (tests' self-signed receivers); production uses NODE_EXTRA_CA_CERTS. */
@@ -93,8 +94,9 @@ function runAttributes(info: WorkflowInfo): WorkflowInfo {
 /**
  * One Temporal Worker per task queue, each with its own slot budget, in one process: a backlog of hanging delivery
  * attempts holds only the deliveries queue's activity slots, never the operations queue's. Every Worker registers
- * every workflow and activity; an activity runs on its workflow's queue, so the budgets stay apart (the drain queue
- * needs them all). Their workflow tasks share one thread, where each queue's workflow task slots bound what waits.
+ * every activity, and loads its queue's workflows (the drain queue's Worker all of them); an activity runs on its
+ * workflow's queue, so the budgets stay apart. Their workflow tasks share one thread, where each queue's workflow task
+ * slots bound what waits.
  */
 export async function startWorker({ config, orm, logger, workflowBundlePath, webhookCa, drainCheckIntervalMs = DRAIN_CHECK_INTERVAL_MS }: WorkerOptions): Promise<RunningWorker> {
   const sender = createWebhookSender({
@@ -132,14 +134,17 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
   });
   const activities = createActivities({ orm, logger, webhooks: config.webhooks, deliveryAttempts, deliveryWorkflows, publicBaseUrl: config.publicBaseUrl });
   const tracing = activeTracing();
-  // Bundled once for all the Workers.
-  const workflowBundle: WorkflowBundleOption = workflowBundlePath ? { codePath: workflowBundlePath } : await bundleWorkflowsApart(tracing !== null);
+  // Each queue's Workers load their own workflows: a run evaluates its bundle's modules afresh, so a delivery does not
+  // pay for the operations' workflows (workflows/deliveries.ts).
+  const bundleOf = async (workflows: WorkflowSet): Promise<WorkflowBundleOption> =>
+    workflowBundlePath ? { codePath: workflowBundlePath } : bundleWorkflowsApart(tracing !== null, workflows);
+  const bundles = new Map(await Promise.all(config.workerTaskQueues.map(async (role) => [role, await bundleOf(role)] as const)));
   const traced = tracing ? await tracingOptions(tracing) : {};
   // The Workers of this process run their workflows in its own thread (the drain queue's too), watched for a workflow
   // that never yields.
   const InProcessWorker = workersRunningWorkflowsInProcess();
   const stopWatching = watchEventLoop();
-  const createWorker = (taskQueue: string, slots: WorkerSlots) =>
+  const createWorker = (taskQueue: string, slots: WorkerSlots, workflowBundle: WorkflowBundleOption) =>
     InProcessWorker.create({
       ...traced,
       connection,
@@ -155,7 +160,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
 
   const workers = new Map<string, Worker>();
   for (const role of config.workerTaskQueues) {
-    workers.set(config.temporal.taskQueues[role], await createWorker(config.temporal.taskQueues[role], config.workerSlots[role]));
+    workers.set(config.temporal.taskQueues[role], await createWorker(config.temporal.taskQueues[role], config.workerSlots[role], bundles.get(role)!));
   }
 
   const stopDraining = new AbortController();
@@ -181,7 +186,8 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
       intervalMs: drainCheckIntervalMs,
       signal: stopDraining.signal,
       startDrainWorker: async () => {
-        const worker = await createWorker(drainQueue, config.workerSlots.drain);
+        // An older version's queue may hold runs of every workflow.
+        const worker = await createWorker(drainQueue, config.workerSlots.drain, await bundleOf('all'));
         workers.set(drainQueue, worker);
         const running = run(worker);
         if (stopDraining.signal.aborted && worker.getState() === 'RUNNING') worker.shutdown();

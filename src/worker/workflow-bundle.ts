@@ -1,13 +1,17 @@
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { execFile } from 'node:child_process';
+import type { TaskQueueRole } from '../task-queues';
+
+/** The workflows a bundle holds: one task queue's (workflows/operations.ts, workflows/deliveries.ts), or all (workflows/index.ts). */
+export type WorkflowSet = TaskQueueRole | 'all';
 
 /** The workflow interceptors that trace each run (its execution, activities, signals, updates) inside its sandbox. */
 const WORKFLOW_TRACING_INTERCEPTORS = '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors';
 
-/** The workflow code of workflows/, with the tracing interceptors when `traced`; bundling takes seconds of CPU. */
-export function bundleWorkflows(traced: boolean): Promise<WorkflowBundleWithSourceMap> {
+/** The workflow code of `workflows` in workflows/, with the tracing interceptors when `traced`; bundling takes seconds of CPU. */
+export function bundleWorkflows(traced: boolean, workflows: WorkflowSet = 'all'): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
+    workflowsPath: require.resolve(`../../workflows/${workflows === 'all' ? 'index' : workflows}`),
     workflowInterceptorModules: traced ? [require.resolve(WORKFLOW_TRACING_INTERCEPTORS)] : [],
     // Webpack's report of what it bundled says nothing an operator needs; its warnings and errors still show.
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: console.warn, error: console.error },
@@ -32,11 +36,11 @@ function loaderOptions(execArgv: readonly string[]): string[] {
  * bundleWorkflows in a process of its own: webpack takes some 60 MB that the V8 heap and malloc keep after it has
  * finished, which the worker would carry for its whole life (docs/decisions.md, "Memory of the processes").
  */
-export function bundleWorkflowsApart(traced: boolean): Promise<{ code: string }> {
+export function bundleWorkflowsApart(traced: boolean, workflows: WorkflowSet): Promise<{ code: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [...loaderOptions(process.execArgv), __filename, traced ? 'traced' : 'untraced'],
+      [...loaderOptions(process.execArgv), __filename, traced ? 'traced' : 'untraced', workflows],
       { maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
       (error, code, stderr) => {
         if (error) reject(new Error(`Bundling the workflow code failed: ${stderr.trim() || error.message}`));
@@ -47,7 +51,8 @@ export function bundleWorkflowsApart(traced: boolean): Promise<{ code: string }>
 }
 
 if (require.main === module) {
-  bundleWorkflows(process.argv[2] === 'traced').then(
+  // An unknown set names no file of workflows/: bundling says so.
+  bundleWorkflows(process.argv[2] === 'traced', process.argv[3] as WorkflowSet).then(
     ({ code }) => process.stdout.write(code),
     (error: unknown) => {
       console.error(error);

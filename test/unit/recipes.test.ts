@@ -116,7 +116,7 @@ export type ThrowawayCheckActivities = ReturnType<typeof createThrowawayCheckAct
   );
   copy.insert('workflows/contracts.ts', /^import /, "import { THROWAWAY_CHECK } from './throwaway-check.contract';");
   copy.insert('workflows/contracts.ts', /^ {2}WEBHOOK_DELIVERY,$/, '  THROWAWAY_CHECK,');
-  copy.insert('workflows/index.ts', /^export \{/, "export { throwawayCheck } from './throwaway-check';");
+  copy.insert('workflows/operations.ts', /^export \{/, "export { throwawayCheck } from './throwaway-check';");
   copy.insert('activities/index.ts', /^import .* from '\.\/\w/, "import { createThrowawayCheckActivities } from './throwaway-check';");
   copy.insert('activities/index.ts', /^ {2}webhookDelivery: /, '  throwawayCheck: createThrowawayCheckActivities,');
   copy.write(
@@ -304,7 +304,7 @@ describe('the recipes for additions', () => {
     addWorkflow(copy);
     addRestCollection(copy);
     const workflowRecipe = recipeFiles('docs/architecture.md', '**A workflow**').map((f) =>
-      f.replace('<name>', 'throwaway-check').replace('<area>/<service>', 'work/throwaway-checks'),
+      f.replace('<name>', 'throwaway-check').replace('<queue>', 'operations').replace('<area>/<service>', 'work/throwaway-checks'),
     );
     const resourceRecipe = recipeFiles('README.md', '### Adding a resource').map((f) =>
       f

@@ -18,9 +18,9 @@ function sources(dir: string): string[] {
 }
 
 describe('the workflow registry', () => {
-  const NOT_WORKFLOWS = ['index.ts', 'contracts.ts', 'messages.ts', 'search-attributes.ts'];
+  // The bundles: every workflow (index.ts), and each task queue's own (operations.ts, deliveries.ts).
+  const NOT_WORKFLOWS = ['index.ts', ...TASK_QUEUE_ROLES.map((role) => `${role}.ts`), 'contracts.ts', 'messages.ts', 'search-attributes.ts'];
   const workflowFiles = readdirSync(path.join(PROJECT_ROOT, 'workflows')).filter((f) => f.endsWith('.ts') && !NOT_WORKFLOWS.includes(f) && !f.endsWith('.contract.ts'));
-  const registry = read('workflows', 'index.ts');
 
   it('lists every workflow of workflows/ once, by its contract (workflows/contracts.ts)', () => {
     expect(WORKFLOWS.map((w) => `${kebabCase(w.name)}.ts`).sort()).toEqual([...workflowFiles].sort());
@@ -33,9 +33,14 @@ describe('the workflow registry', () => {
     expect(Object.values(contract)).toContainEqual(expect.objectContaining({ name: camelCase(base) }));
   });
 
-  it.each(WORKFLOWS.map((w) => [w.name, w]))('%s runs on a task queue of the service, and workflows/index.ts registers it under its name', (name, workflow) => {
+  it.each(WORKFLOWS.map((w) => [w.name, w]))("%s runs on a task queue of the service, and that queue's bundle (workflows/<queue>.ts) registers it under its name", (name, workflow) => {
     expect(TASK_QUEUE_ROLES).toContain(workflow.taskQueue);
-    expect(registry).toContain(`export { ${name} } from './${kebabCase(name)}';`);
+    const line = `export { ${name} } from './${kebabCase(name)}';`;
+    for (const role of TASK_QUEUE_ROLES) expect({ role, registers: read('workflows', `${role}.ts`).includes(line) }).toEqual({ role, registers: role === workflow.taskQueue });
+  });
+
+  it('bundles every task queue\'s workflows together in workflows/index.ts', () => {
+    expect(read('workflows', 'index.ts')).toContain(TASK_QUEUE_ROLES.map((role) => `export * from './${role}';`).join('\n'));
   });
 
   it('has every activities file registered with the worker (activities/index.ts)', () => {
