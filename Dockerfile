@@ -24,7 +24,7 @@ ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 WORKDIR /app
 # Layout mirrors the repo: paths.ts finds package.json above dist/ and reads JSON schemas from schemas/
-# next to it; the worker bundles dist/workflows when it starts (webpack and swc are runtime dependencies).
+# next to it; the worker bundles each task queue's dist/workflows when it starts (webpack and swc are runtime dependencies).
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
