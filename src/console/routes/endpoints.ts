@@ -145,7 +145,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       handler: (ctx, session) =>
         withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
           const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
-          const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, session.user.companyId, ctx.params.id!, {
+          const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, {
             url: body.url,
             eventTypes: body.event_types,
             payloadShape: body.payload_shape,
@@ -162,7 +162,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       async handler(ctx, session) {
         const status = text(ctx.state.form, 'status');
         if (status !== 'active' && status !== 'disabled') throw ApiError.invalid('status', 'must be active or disabled');
-        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, session.user.companyId, ctx.params.id!, { status });
+        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, { status });
         const message = status === 'active' ? 'The endpoint is enabled: new events are delivered to it.' : 'The endpoint is disabled: it gets no new deliveries, and pending ones fail.';
         await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, message);
       },
