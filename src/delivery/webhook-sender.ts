@@ -109,8 +109,14 @@ function errorOutcome(error: Error): Outcome {
   // Checked by shape, not instanceof: Node makes it in its own realm, which differs from ours under jest.
   const inner = (error as Partial<AggregateError>).errors;
   const message = !error.message && Array.isArray(inner) ? inner.map((each: Error) => each.message).join('; ') : error.message;
+  // OpenSSL's messages quote its source files; its reason alone says what happened ("tlsv13 alert certificate required").
+  const { reason } = error as { reason?: unknown };
+  if ((error as NodeJS.ErrnoException).code?.startsWith('ERR_SSL_') && typeof reason === 'string') return { error: `TLS handshake failed: ${reason}`, failureKind: 'connection' };
   return { error: message || ((error as NodeJS.ErrnoException).code ?? error.name), failureKind: 'connection' };
 }
+
+/** Connections closed on a request that presented a client certificate: in TLS 1.3 a server refuses one that way. */
+const CLOSED_CONNECTION = /^(socket hang up|read ECONNRESET)$/;
 
 export interface WebhookSenderOptions {
   allowLoopback: boolean;
@@ -275,7 +281,12 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       maxResponseBytes: RESPONSE_EXCERPT_BYTES,
       onProgress: request.onProgress,
     });
-    return { ...answer, responseExcerpt: body === null ? null : body.toString('utf8') };
+    const refusedCertificate = request.clientCertificate && answer.statusCode === null && CLOSED_CONNECTION.test(answer.error ?? '');
+    return {
+      ...answer,
+      ...(refusedCertificate ? { error: `${answer.error} after the client certificate was presented: the endpoint may not accept it` } : {}),
+      responseExcerpt: body === null ? null : body.toString('utf8'),
+    };
   }
 
   async function requestToken(request: TokenRequest): Promise<TokenResponse> {
