@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1523,7 +1523,7 @@ export interface paths {
         get: operations["getWebhookEndpointsById"];
         /**
          * Update an endpoint
-         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert).
+         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
