@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { type RunningApi, startApi } from '../../src/api/server';
-import { createLogger } from '../../src/logger';
 import { type RunningTracing, startTracing } from '../../src/observability/tracing';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
+import { capturedLogger } from '../helpers/captured-logs';
 import { historyOf } from '../helpers/delivery-runs';
 import { type ReceivedRequest, startReceiver, testCertificate, testClientCertificates, type TestReceiver } from '../helpers/https-receiver';
 import { type OtlpReceiver, startOtlpReceiver } from '../helpers/otlp-receiver';
@@ -25,7 +24,8 @@ describe('endpoint authentication', () => {
   let worker: RunningWorker;
   let tenant: Tenant;
   let baseUrl: string;
-  const logLines: string[] = [];
+  /** The api's and the worker's log, every level. */
+  const { logger: capture, lines: logLines } = capturedLogger('debug');
   const responses: string[] = [];
 
   /** Everything secret the tests hand over or get issued: none may come back out. */
@@ -62,15 +62,6 @@ describe('endpoint authentication', () => {
     otlp = await startOtlpReceiver();
     tracing = await startTracing({ protocol: 'http/json', serviceName: 'endpoint-authentication-test', url: otlp.url });
     stack = await startStack({ worker: false, dispatcher: false, config: await testConfig({ RATE_LIMIT_MULTIPLIER: '100' }) });
-    const capture = createLogger(
-      'debug',
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          logLines.push(chunk.toString());
-          done();
-        },
-      }),
-    );
     api = await startApi({ config: stack.config, orm: stack.orm, temporal: stack.temporal, logger: capture });
     baseUrl = `http://127.0.0.1:${api.port}`;
     worker = await startWorker({ config: stack.config, orm: stack.orm, logger: capture, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, webhookCa: testCertificate().cert });
