@@ -112,8 +112,9 @@ export class EndpointCredentials {
   }
 
   private fetchToken(oauth: StoredOAuth, timeoutMs: number): Promise<Token> {
-    const host = new URL(oauth.tokenUrl).host;
-    return inSpan('oauth token request', { kind: SpanKind.CLIENT, attributes: { 'server.address': host, 'http.request.method': 'POST' } }, async () => {
+    const { host, hostname } = new URL(oauth.tokenUrl);
+    // The token endpoint by its host only, as the attempt's span names the endpoint.
+    return inSpan('oauth token request', { kind: SpanKind.CLIENT, attributes: { 'server.address': hostname, 'http.request.method': 'POST' } }, async () => {
       const started = performance.now();
       const form: Record<string, string> = { grant_type: 'client_credentials' };
       if (oauth.scope !== null) form.scope = oauth.scope;

@@ -43,6 +43,8 @@ describe('endpoint authentication', () => {
   let mtlsHook: TestReceiver;
   /** Tokens the OAuth receiver accepts; emptied to revoke them. */
   const validTokens = new Set<string>();
+  /** The expires_in of the tokens the token endpoint issues. */
+  let tokenLifetimeSeconds = 3600;
 
   const call = async (method: string, path: string, body?: unknown): Promise<JsonResponse> => {
     const response = await request(baseUrl, method, `/api/v1${path}`, { key: tenant.key, body });
@@ -79,7 +81,7 @@ describe('endpoint authentication', () => {
       issuedTokens.add(token);
       validTokens.add(token);
       // Slow enough that attempts starting together find the fetch under way.
-      return { status: 200, body: JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: 3600 }), headers: json, delayMs: 300 };
+      return { status: 200, body: JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: tokenLifetimeSeconds }), headers: json, delayMs: 300 };
     });
     oauthHook = await startReceiver();
     oauthHook.respondWith((received) => (validTokens.has(String(received.headers.authorization).replace(/^Bearer /, '')) ? { status: 200 } : { status: 401, body: 'invalid token' }));
@@ -222,6 +224,23 @@ describe('endpoint authentication', () => {
       const [tokenRequest] = tokenEndpoint.requests.slice(callsBefore);
       expect(tokenRequest!.headers['content-type']).toBe('application/x-www-form-urlencoded');
       expect(Object.fromEntries(new URLSearchParams(tokenRequest!.body))).toEqual({ grant_type: 'client_credentials', scope: 'webhooks:receive', audience: 'https://erp.example' });
+    });
+
+    it('keeps a token until shortly before it expires, then fetches a new one', async () => {
+      tokenLifetimeSeconds = 3;
+      try {
+        const endpoint = await register(oauthHook.url, { oauth: oauth() });
+        const callsBefore = tokenEndpoint.requests.length;
+        expect((await sendTest(endpoint.body.id)).status).toBe('delivered');
+        expect((await sendTest(endpoint.body.id)).status).toBe('delivered');
+        expect(tokenEndpoint.requests.length - callsBefore).toBe(1);
+        // Replaced a tenth of its lifetime before it ends: after 2.7 s.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        expect((await sendTest(endpoint.body.id)).status).toBe('delivered');
+        expect(tokenEndpoint.requests.length - callsBefore).toBe(2);
+      } finally {
+        tokenLifetimeSeconds = 3600;
+      }
     });
 
     it('fetches a new token once when the endpoint answers 401, and the attempt succeeds with it', async () => {
