@@ -184,7 +184,10 @@ export interface BeginOptions {
   expected?: { companyId: string; endpointId: string; eventType: string };
 }
 
-/** 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors retried. */
+/**
+ * 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors and
+ * credentials that could not be had (a token endpoint failing) retried.
+ */
 export function classify(result: WebhookResult): Exclude<AttemptOutcome, 'in_progress'> {
   if (result.failureKind === null) return 'succeeded';
   if (result.failureKind === 'blocked') return 'permanent_failure';
