@@ -31,6 +31,7 @@ const CHECKED_IN_CODE: Record<string, (schema: Json) => Json> = {
     items: { enum: ['*', ...[...SUBSCRIBABLE_CATEGORIES.keys()].map((category) => `${category}.*`), ...SUBSCRIBABLE_NAMES.keys()] },
   }),
   'rest/webhook-endpoints.json#/$defs/create': (schema) => withProperty(schema, 'url', { pattern: '^https://' }),
+  'rest/webhook-endpoints.json#/$defs/oauthInput': (schema) => withProperty(schema, 'token_url', { pattern: '^https://' }),
   'rest/report-schedules.json#/$defs/cron': (schema) => ({ ...schema, pattern: CRON_PATTERN }),
   'rest/purchase-orders.json#/$defs/fields': (schema) => withProperty(schema, 'currency', { enum: [...CURRENCIES] }),
 };

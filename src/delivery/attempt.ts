@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { performance } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secret-box';
@@ -11,6 +12,8 @@ import { inSpan } from '../observability/spans';
 import { currentTraceId } from '../observability/trace-context';
 import type { AttemptOutcome } from './delivery-attempt.entity';
 import { deliveryHeaders, signingSecrets } from './delivery-headers';
+import type { EndpointAuthentication } from './endpoint-authentication';
+import { type AttemptCredentials, type AttemptTime, CredentialsError, EndpointCredentials } from './endpoint-credentials';
 import { type EndpointVerdict, HELD_RECHECK_MS, verdictOf } from './endpoint-admission';
 import { disableEndpoint } from './endpoints-service';
 import type { CircuitState, EndpointStatus } from './webhook-endpoint.entity';
@@ -25,7 +28,9 @@ import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-deliver
  * 1. begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and
  *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts); a retry of an
  *    attempt already made is answered from its record.
- * 2. The signed POST through the SSRF guard (webhook-sender.ts), in the attempt's span.
+ * 2. The signed POST through the SSRF guard (webhook-sender.ts), in the attempt's span; for an endpoint with
+ *    authentication, with its headers, OAuth token and client certificate (endpoint-credentials.ts), all within the
+ *    attempt's deadline.
  * 3. finish_delivery_attempt records the attempt and the delivery's state, the endpoint's failing streak, resolves the
  *    delivery's alerts once delivered, frees its slot and moves the breaker; it names the held deliveries to wake.
  * 4. Only after a failure, or when deliveries wait: the endpoint disabled (410 Gone, or failing too long), the held
@@ -90,6 +95,8 @@ export interface BegunAttempt {
     /** Its attempts have been failing (a streak since the last success). */
     failing: boolean;
     circuitState: CircuitState;
+    /** Its headers, OAuth 2.0 and client certificate, secrets sealed; null when it has none. */
+    authentication: EndpointAuthentication | null;
   };
   /** The endpoint's answer when asked: throttled by its rate limit, admitted (its slot taken) or held; null when not asked. */
   admission: { kind: 'throttled'; throttledForMs: number } | { kind: 'admitted' } | { kind: 'held'; heldForMs: number; reason: HoldReason } | null;
@@ -120,6 +127,10 @@ interface BeginRow {
   previous_secret_expires_at: string | null;
   endpoint_failing: boolean;
   circuit_state: CircuitState;
+  auth_headers: EndpointAuthentication['authHeaders'];
+  oauth: EndpointAuthentication['oauth'];
+  client_certificate: string | null;
+  client_key_sealed: string | null;
   throttled_for_ms: number | null;
   admitted: boolean | null;
   held_reason: HoldReason | null;
@@ -173,7 +184,10 @@ export interface BeginOptions {
   expected?: { companyId: string; endpointId: string; eventType: string };
 }
 
-/** 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors retried. */
+/**
+ * 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors and
+ * credentials that could not be had (a token endpoint failing) retried.
+ */
 export function classify(result: WebhookResult): Exclude<AttemptOutcome, 'in_progress'> {
   if (result.failureKind === null) return 'succeeded';
   if (result.failureKind === 'blocked') return 'permanent_failure';
@@ -200,9 +214,12 @@ export class DeliveryAttempts {
   private readonly handedOff = new Map<string, Promise<MadeAttempt>>();
   /** For the pool's connections only: no entity is ever loaded into it, so one serves every attempt. */
   private readonly db: EntityManager;
+  /** The worker's OAuth tokens, shared by its attempts. */
+  private readonly credentials: EndpointCredentials;
 
   constructor(private readonly deps: DeliveryAttemptsDeps) {
     this.db = deps.orm.em.fork() as EntityManager;
+    this.credentials = new EndpointCredentials(deps.sender, deps.secretBox);
   }
 
   /** Reads the delivery and asks its endpoint, in one statement; null when the delivery does not exist. */
@@ -355,12 +372,10 @@ export class DeliveryAttempts {
     };
     // The request carries this span's trace context to the endpoint (the sender sends the active span's).
     return inSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const result = await this.deps.sender.send({
-        url: endpoint.url,
-        body: begun.payload,
-        headers: deliveryHeaders(signingSecrets(endpoint, this.deps.secretBox), { id: begun.deliveryId, eventType: begun.eventType, payload: begun.payload }, request.attemptNumber),
-        onProgress,
-      });
+      const signed = deliveryHeaders(signingSecrets(endpoint, this.deps.secretBox), { id: begun.deliveryId, eventType: begun.eventType, payload: begun.payload }, request.attemptNumber);
+      const result = endpoint.authentication
+        ? await this.sendAuthenticated(begun, endpoint.authentication, signed, onProgress)
+        : await this.deps.sender.send({ url: endpoint.url, body: begun.payload, headers: signed, onProgress });
       if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
       if (result.failureKind !== null) {
         span.setStatus({ code: SpanStatusCode.ERROR });
@@ -368,6 +383,35 @@ export class DeliveryAttempts {
       }
       return result;
     });
+  }
+
+  /**
+   * The signed POST with the endpoint's credentials, all of it within WEBHOOK_TIMEOUT_MS. A token that cannot be had
+   * fails the attempt, saying why; a 401 to a token gets one more try with a new token (it may have been revoked).
+   */
+  private async sendAuthenticated(begun: BegunAttempt, authentication: EndpointAuthentication, signed: Record<string, string>, onProgress: (() => void) | undefined): Promise<WebhookResult> {
+    const started = performance.now();
+    const time: AttemptTime = { deadline: started + this.deps.webhooks.timeoutMs, onProgress };
+    const send = (credentials: AttemptCredentials) =>
+      this.deps.sender.send({
+        url: begun.endpoint.url,
+        body: begun.payload,
+        headers: { ...credentials.headers, ...signed },
+        clientCertificate: credentials.clientCertificate,
+        timeoutMs: Math.max(1, Math.round(time.deadline - performance.now())),
+        onProgress,
+      });
+    try {
+      const credentials = await this.credentials.forAttempt(begun.endpointId, authentication, time);
+      let result = await send(credentials);
+      if (result.statusCode === 401 && credentials.token !== null) {
+        result = await send(await this.credentials.afterUnauthorized(begun.endpointId, authentication, credentials, time));
+      }
+      return { ...result, durationMs: Math.round(performance.now() - started) };
+    } catch (error) {
+      if (!(error instanceof CredentialsError)) throw error;
+      return { statusCode: null, durationMs: Math.round(performance.now() - started), error: error.message, failureKind: 'authentication', responseExcerpt: null, retryAfterMs: null };
+    }
   }
 
   /** What only a failure or waiting deliveries need: the endpoint disabled, held deliveries woken, the breaker's move logged. */
@@ -477,6 +521,10 @@ function begunFrom(deliveryId: string, row: BeginRow): BegunAttempt {
       previousSecretExpiresAt: dateOf(row.previous_secret_expires_at),
       failing: row.endpoint_failing,
       circuitState: row.circuit_state,
+      authentication:
+        row.auth_headers || row.oauth || row.client_certificate
+          ? { authHeaders: row.auth_headers, oauth: row.oauth, clientCertificate: row.client_certificate, clientKeySealed: row.client_key_sealed }
+          : null,
     },
     admission,
   };

@@ -4,7 +4,9 @@ import { v7 as uuidv7 } from 'uuid';
 import type { SecretBox } from '../crypto/secret-box';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
+import type { WebhookEndpointAuthenticationInput } from '../generated/schemas';
+import { assertSafeTarget, authenticationFrom, NO_AUTHENTICATION } from './endpoint-authentication';
+import type { TargetPolicy } from './ssrf-guard';
 import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
@@ -23,18 +25,11 @@ export interface EndpointFields {
   status: EndpointStatus;
   /** Attempts per second to this endpoint at most; null for no limit. */
   maxAttemptsPerSecond: number | null;
+  /** Headers, OAuth 2.0, client certificate (endpoint-authentication.ts); null removes them all. */
+  authentication: WebhookEndpointAuthenticationInput | null;
 }
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
-
-async function checkUrl(url: string, policy: TargetPolicy): Promise<void> {
-  try {
-    await assertSafeWebhookUrl(url, policy);
-  } catch (error) {
-    if (error instanceof UnsafeTargetError) throw ApiError.invalid('url', error.reason, `Webhook URL refused: ${error.reason}`);
-    throw error;
-  }
-}
 
 async function checkApiKey(em: EntityManager, companyId: string, apiKeyId: string | null): Promise<void> {
   if (apiKeyId && (await em.count(ApiKey, { id: apiKeyId, company: companyId })) === 0) {
@@ -48,12 +43,17 @@ export async function registerEndpoint(
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond'> & { apiKeyId?: string | null; maxAttemptsPerSecond?: number | null },
+  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication'> & {
+    apiKeyId?: string | null;
+    maxAttemptsPerSecond?: number | null;
+    authentication?: WebhookEndpointAuthenticationInput;
+  },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = normaliseSubscriptions(input.eventTypes);
-  await checkUrl(input.url, policy);
+  await assertSafeTarget('url', input.url, policy);
   const apiKeyId = input.apiKeyId === undefined ? actor.apiKeyId : input.apiKeyId;
   await checkApiKey(em, actor.companyId, apiKeyId);
+  const authentication = input.authentication ? await authenticationFrom(input.authentication, NO_AUTHENTICATION, secretBox, policy) : NO_AUTHENTICATION;
   const secret = newSecret();
   const endpoint = em.create(WebhookEndpoint, {
     company: actor.companyId,
@@ -63,6 +63,7 @@ export async function registerEndpoint(
     eventTypes,
     payloadShape: input.payloadShape,
     maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
+    ...authentication,
     secretSealed: secretBox.seal(secret),
   });
   await em.flush();
@@ -96,18 +97,20 @@ async function cancelDeferred(em: EntityManager, endpointId: string): Promise<vo
   await em.execute('select cancel_deferred_deliveries(?)', [endpointId]);
 }
 
-/** Changes only the fields given; a new URL is checked like a registration. */
+/** Changes only the fields given; a new URL (or token URL) is checked like a registration. */
 export async function updateEndpoint(
   em: EntityManager,
   deliveryWorkflows: DeliveryWorkflows,
+  secretBox: SecretBox,
   policy: TargetPolicy,
   companyId: string,
   id: string,
   patch: Partial<EndpointFields>,
 ): Promise<WebhookEndpoint> {
   const endpoint = await getEndpoint(em, companyId, id);
-  if (patch.url !== undefined) await checkUrl(patch.url, policy);
+  if (patch.url !== undefined) await assertSafeTarget('url', patch.url, policy);
   if (patch.apiKeyId !== undefined) await checkApiKey(em, companyId, patch.apiKeyId);
+  if (patch.authentication !== undefined) Object.assign(endpoint, await authenticationFrom(patch.authentication, endpoint, secretBox, policy));
   if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
   if (patch.url !== undefined) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;

@@ -14,6 +14,19 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
 export type CircuitState = (typeof CIRCUIT_STATES)[number];
 
+/** A custom header as stored: a secret one's value sealed with ENCRYPTION_KEY, with a hint of it to show. */
+export type StoredHeader = { name: string; secret: false; value: string } | { name: string; secret: true; valueSealed: string; hint: string | null };
+
+/** OAuth 2.0 client credentials as stored (src/delivery/endpoint-authentication.ts), the client secret sealed. */
+export interface StoredOAuth {
+  tokenUrl: string;
+  clientId: string;
+  clientSecretSealed: string;
+  clientSecretHint: string | null;
+  scope: string | null;
+  audience: string | null;
+}
+
 /**
  * A subscriber's HTTPS URL and the events it wants. `eventTypes` holds exact shape A names
  * (`employee.created`), categories (`project.*`) or `*`. An endpoint may belong to an API key: changes that
@@ -61,6 +74,22 @@ export class WebhookEndpoint extends CompanyRecord {
 
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   previousSecretExpiresAt: Date | null = null;
+
+  /** Headers every attempt carries (an API gateway's key, a tenant id); secret values sealed. Null for none. */
+  @Property({ type: 'json', nullable: true })
+  authHeaders: StoredHeader[] | null = null;
+
+  /** OAuth 2.0 client credentials: a bearer token is fetched with them for the attempts; the client secret sealed. */
+  @Property({ type: 'json', nullable: true })
+  oauth: StoredOAuth | null = null;
+
+  /** The client certificate (PEM, its chain may follow) attempts present for mutual TLS; null for none. */
+  @Property({ type: 'text', nullable: true })
+  clientCertificate: string | null = null;
+
+  /** The client certificate's private key (PEM), sealed with ENCRYPTION_KEY. */
+  @Property({ type: 'text', nullable: true })
+  clientKeySealed: string | null = null;
 
   /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
   @Property({ type: 'integer', nullable: true })

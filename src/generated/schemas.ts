@@ -4595,6 +4595,107 @@ export interface CircuitBreaker {
   next_probe_at: string | null;
 }
 
+/**
+ * A header every attempt carries. Not allowed: X-Webhook-* (the signature headers), Content-Type, Content-Length, Content-Encoding, Host, traceparent, tracestate, the hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade), Expect, and Authorization while oauth is set; each name once.
+ */
+export interface WebhookEndpointHeaderInput {
+  name: string;
+  /**
+   * Printable ASCII. Required, except for a secret header saved before: left out, its saved value is kept.
+   */
+  value?: string;
+  /**
+   * Encrypted at rest and never shown again (value_hint at most); false by default.
+   */
+  secret?: boolean;
+}
+
+/**
+ * OAuth 2.0 client credentials (RFC 6749 4.4): before an attempt a bearer token is requested from token_url (client id and secret in HTTP Basic), cached until shortly before it expires and sent as Authorization: Bearer.
+ */
+export interface WebhookEndpointOAuthInput {
+  /**
+   * A public https URL, checked like the endpoint's.
+   */
+  token_url: string;
+  client_id: string;
+  /**
+   * Required the first time; left out of an update, the saved one is kept. Encrypted at rest, never shown again.
+   */
+  client_secret?: string;
+  /**
+   * Space-separated scopes, sent as the scope parameter.
+   */
+  scope?: string | null;
+  /**
+   * Sent as the audience parameter (Auth0, Okta and others want one).
+   */
+  audience?: string | null;
+}
+
+/**
+ * Mutual TLS: the certificate (PEM; intermediate certificates may follow it) and its unencrypted private key (PEM) every attempt presents.
+ */
+export interface WebhookEndpointClientCertificateInput {
+  certificate: string;
+  /**
+   * Required the first time; left out of an update, the saved key is kept (it must match the certificate). Encrypted at rest, never shown again.
+   */
+  private_key?: string;
+}
+
+/**
+ * How attempts authenticate to the endpoint, besides the signature. Each method given replaces the saved one; null (or [] for headers) removes it; a method left out is kept.
+ */
+export interface WebhookEndpointAuthenticationInput {
+  /**
+   * @maxItems 30
+   */
+  headers?: WebhookEndpointHeaderInput[];
+  oauth?: WebhookEndpointOAuthInput | null;
+  client_certificate?: WebhookEndpointClientCertificateInput | null;
+}
+
+export interface WebhookEndpointHeader {
+  name: string;
+  secret: boolean;
+  /**
+   * null for a secret header.
+   */
+  value: string | null;
+  /**
+   * A secret value's last 4 characters (when it has 16 or more), else null.
+   */
+  value_hint: string | null;
+}
+
+/**
+ * The endpoint's authentication without its secrets.
+ */
+export interface WebhookEndpointAuthentication {
+  headers: WebhookEndpointHeader[];
+  oauth: {
+    token_url: string;
+    client_id: string;
+    /**
+     * The client secret's last 4 characters (when it has 16 or more), else null.
+     */
+    client_secret_hint: string | null;
+    scope: string | null;
+    audience: string | null;
+  } | null;
+  client_certificate: {
+    subject: string;
+    issuer: string;
+    not_before: string;
+    not_after: string;
+    /**
+     * Of the certificate, as colon-separated hex pairs.
+     */
+    fingerprint_sha256: string;
+  } | null;
+}
+
 export interface WebhookEndpointRotate {
   /**
    * How long deliveries also carry the old secret's signature (X-Webhook-Signatures); WEBHOOK_SECRET_OVERLAP (24 h) by default.
@@ -4627,6 +4728,7 @@ export interface WebhookEndpointCreate {
    * The API key whose changes this endpoint is not sent (echo prevention); defaults to the key registering it, null for none.
    */
   api_key_id?: string | null;
+  authentication?: WebhookEndpointAuthenticationInput;
 }
 
 /**
@@ -4652,6 +4754,10 @@ export interface WebhookEndpointUpdate {
    * At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit.
    */
   max_attempts_per_second?: number | null;
+  /**
+   * null removes every method.
+   */
+  authentication?: WebhookEndpointAuthenticationInput | null;
 }
 
 /**
@@ -4675,6 +4781,7 @@ export interface WebhookEndpoint {
    * Until then deliveries also carry the previous secret's signature.
    */
   previous_secret_expires_at: string | null;
+  authentication: WebhookEndpointAuthentication;
   api_key_id: string | null;
   created_at: string;
   updated_at: string;

@@ -39,15 +39,19 @@ export interface TestReceiver {
 
 const defaultReply = (): ReceiverReply => ({ status: 200, body: '{"received":true}', headers: { 'Content-Type': 'application/json' } });
 
-/** An HTTPS server on 127.0.0.1 (port 0 = free port) with the test certificate. */
-export async function startReceiver(options: { port?: number } = {}): Promise<TestReceiver> {
+/**
+ * An HTTPS server on 127.0.0.1 (port 0 = free port) with the test certificate. With `clientCa` it wants a client
+ * certificate that CA signed, and refuses the TLS handshake without one, as an API gateway doing mutual TLS does.
+ */
+export async function startReceiver(options: { port?: number; clientCa?: string } = {}): Promise<TestReceiver> {
   const { key, cert } = testCertificate();
   const requests: ReceivedRequest[] = [];
   const pendingReplies = new Set<NodeJS.Timeout>();
   const onRequest = new Set<() => void>();
   let decideReply: (request: ReceivedRequest, index: number) => ReceiverReply = defaultReply;
 
-  const server = https.createServer({ key, cert }, (incoming, outgoing) => {
+  const mutualTls = options.clientCa ? { ca: options.clientCa, requestCert: true, rejectUnauthorized: true } : {};
+  const server = https.createServer({ key, cert, ...mutualTls }, (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
@@ -115,38 +119,71 @@ export async function startReceiver(options: { port?: number } = {}): Promise<Te
   };
 }
 
+/**
+ * A folder of files `generate` writes once per test run. Jest workers are separate processes: each generates into a
+ * folder of its own and renames it into place, so a reader sees either no folder or a complete one; a worker that
+ * loses the race uses the winner's.
+ */
+function generatedOnce(name: string, generate: (dir: string) => void): string {
+  const dir = path.join(process.env.TEST_DATA_DIR ?? os.tmpdir(), name);
+  if (existsSync(dir)) return dir;
+  const staging = `${dir}.${process.pid}.${randomUUID()}`;
+  mkdirSync(staging, { recursive: true });
+  generate(staging);
+  try {
+    renameSync(staging, dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
 let certificate: { key: string; cert: string; certFile: string } | undefined;
 
-/**
- * A self-signed certificate for CN=localhost (SAN DNS:localhost, IP:127.0.0.1), made once per test run.
- * Jest workers are separate processes: each generates into a folder of its own and renames it into place,
- * so a reader sees either no folder or a complete one; a worker that loses the race uses the winner's.
- */
+/** A self-signed certificate for CN=localhost (SAN DNS:localhost, IP:127.0.0.1), made once per test run. */
 export function testCertificate(): { key: string; cert: string; certFile: string } {
   if (certificate) return certificate;
-  const dir = path.join(process.env.TEST_DATA_DIR ?? os.tmpdir(), 'webhook-test-certificate');
-  const keyFile = path.join(dir, 'key.pem');
+  const dir = generatedOnce('webhook-test-certificate', (staging) =>
+    openssl(
+      'req', '-x509', ...EC_KEY, '-keyout', path.join(staging, 'key.pem'), '-out', path.join(staging, 'cert.pem'),
+      '-days', '3650', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ),
+  );
   const certFile = path.join(dir, 'cert.pem');
-  if (!existsSync(certFile)) {
-    const staging = `${dir}.${process.pid}.${randomUUID()}`;
-    mkdirSync(staging, { recursive: true });
-    execFileSync(
-      'openssl',
-      [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', path.join(staging, 'key.pem'), '-out', path.join(staging, 'cert.pem'),
-        '-days', '3650', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    try {
-      renameSync(staging, dir);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
-      rmSync(staging, { recursive: true, force: true });
-    }
-  }
-  certificate = { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
+  certificate = { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
   return certificate;
+}
+
+export interface KeyPair {
+  cert: string;
+  key: string;
+}
+
+let clientCertificates: { ca: string; client: KeyPair; stranger: KeyPair } | undefined;
+
+/**
+ * Mutual TLS material, made once per test run: a test CA, a client certificate it signed (CN=erp-gateway-client), and
+ * a stranger's self-signed one.
+ */
+export function testClientCertificates(): { ca: string; client: KeyPair; stranger: KeyPair } {
+  if (clientCertificates) return clientCertificates;
+  const dir = generatedOnce('webhook-test-client-certificates', (staging) => {
+    const file = (name: string) => path.join(staging, name);
+    openssl('req', '-x509', ...EC_KEY, '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '3650', '-subj', '/CN=Test Client CA');
+    openssl('req', ...EC_KEY, '-keyout', file('client.key'), '-out', file('client.csr'), '-subj', '/CN=erp-gateway-client');
+    openssl('x509', '-req', '-in', file('client.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-set_serial', '2', '-days', '3650', '-out', file('client.pem'));
+    openssl('req', '-x509', ...EC_KEY, '-keyout', file('stranger.key'), '-out', file('stranger.pem'), '-days', '3650', '-subj', '/CN=stranger');
+  });
+  const read = (name: string) => readFileSync(path.join(dir, name), 'utf8');
+  clientCertificates = {
+    ca: read('ca.pem'),
+    client: { cert: read('client.pem'), key: read('client.key') },
+    stranger: { cert: read('stranger.pem'), key: read('stranger.key') },
+  };
+  return clientCertificates;
 }

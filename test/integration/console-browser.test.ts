@@ -220,6 +220,43 @@ describeInBrowser('console in a browser', () => {
     await waitFor(async () => (await Promise.all(ids.map(deliveryStatus))).every((s) => s === 'delivered'), 60_000, 'both to be delivered');
   }, 180_000);
 
+  it("adds an API gateway's secret header; the pages show only its hint, and a test delivery carries it", async () => {
+    const gatewayKey = `gw_${'k'.repeat(12)}${Date.now()}`;
+    const gateway = await startReceiver();
+    gateway.respondWith((received) => (received.headers['x-gateway-key'] === gatewayKey ? { status: 200 } : { status: 401, body: 'gateway key missing' }));
+    try {
+      await visit(page, '/console/endpoints/new');
+      await page.getByLabel('URL').fill(gateway.url);
+      await page.getByLabel('All project.* events').check();
+      await page.getByLabel('Header 1 name').fill('X-Gateway-Key');
+      await page.getByLabel('Header 1 value').fill(gatewayKey);
+      await page.check('#header-secret-0');
+      await page.getByRole('button', { name: 'Register endpoint' }).click();
+      await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+      const summary = await page.locator('.summary').innerText();
+      expect(summary).toContain(`X-Gateway-Key: secret, ends in ${gatewayKey.slice(-4)}`);
+      expect(await page.content()).not.toContain(gatewayKey);
+      await screenshot(page, 'endpoint-authentication');
+
+      await page.getByRole('button', { name: 'Send a test delivery' }).click();
+      await page.locator('#test-result .badge-delivered').waitFor();
+      expect(gateway.requests.at(-1)!.headers['x-gateway-key']).toBe(gatewayKey);
+
+      // Saved unchanged, the secret left blank is kept.
+      await page.getByRole('link', { name: 'Edit' }).click();
+      expect(await accessibilityProblems(page)).toEqual([]);
+      expect(await page.inputValue('#header-value-0')).toBe('');
+      expect(await page.content()).not.toContain(gatewayKey);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Send a test delivery' }).click();
+      await page.locator('#test-result .badge-delivered').waitFor();
+      expect(gateway.requests).toHaveLength(2);
+      expect(gateway.requests[1]!.headers['x-gateway-key']).toBe(gatewayKey);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('revokes the key after confirmation; the next request with it answers 401', async () => {
     await visit(page, '/console/api-keys');
     await page.getByRole('link', { name: 'Revoke ERP sync' }).click();

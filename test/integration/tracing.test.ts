@@ -6,7 +6,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { createUser } from '../../src/console/users/users-service';
 import { createLogger } from '../../src/logger';
 import { inSpan } from '../../src/observability/spans';
@@ -15,6 +14,7 @@ import { type OtlpProtocol, type RunningTracing, startTracing } from '../../src/
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { type RunningWorker, startWorker } from '../../src/worker/worker';
 import { bundleWorkflows } from '../../src/worker/workflow-bundle';
+import { capturedLogger } from '../helpers/captured-logs';
 import { ConsoleClient } from '../helpers/console';
 import { historyOf } from '../helpers/delivery-runs';
 import { projectData } from '../helpers/fixtures';
@@ -260,16 +260,7 @@ describe('tracing', () => {
     });
 
     it('writes the active trace and span ids into the JSON logs', async () => {
-      const lines: string[] = [];
-      const logger = createLogger(
-        'info',
-        new Writable({
-          write(chunk: Buffer, _encoding, done) {
-            lines.push(chunk.toString());
-            done();
-          },
-        }),
-      );
+      const { logger, lines } = capturedLogger('info');
       const ids = await inSpan('logging', {}, async (span) => {
         logger.info('inside a span');
         return span.spanContext();

@@ -41,6 +41,17 @@ describe('webhook endpoint registration', () => {
     expect(response.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'url', reason: expect.stringContaining(reason) } });
   });
 
+  it.each([
+    ['a loopback address', 'https://localhost/token', 'loopback'],
+    ['the cloud metadata address', 'https://169.254.169.254/token', 'metadata'],
+    ['an http:// URL', 'http://auth.example.com/token', 'must use https'],
+  ])('refuses an OAuth token URL on %s, as it does the endpoint URL', async (_, tokenUrl, reason) => {
+    const oauth = { token_url: tokenUrl, client_id: 'erp', client_secret: 'secret' };
+    const response = await register(strict, { url: 'https://1.1.1.1/in', event_types: ['*'], authentication: { oauth } });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'authentication.oauth.token_url', reason: expect.stringContaining(reason) } });
+  });
+
   it('accepts loopback only when WEBHOOK_ALLOW_LOOPBACK is on, and private addresses never', async () => {
     expect((await register(local, { url: hook.url, event_types: ['*'] })).status).toBe(201);
     expect((await register(local, { url: 'https://[::1]:9/in', event_types: ['*'] })).status).toBe(201);
@@ -64,6 +75,7 @@ describe('webhook endpoint registration', () => {
       max_attempts_per_second: null,
       circuit_breaker: { state: 'closed', failing_deliveries: 0, opened_at: null, next_probe_at: null },
       previous_secret_expires_at: null,
+      authentication: { headers: [], oauth: null, client_certificate: null },
       api_key_id: tenant.apiKeyId,
       created_at: expect.any(String),
       updated_at: expect.any(String),

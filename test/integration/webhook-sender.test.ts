@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
+import { startReceiver, testCertificate, testClientCertificates, type TestReceiver } from '../helpers/https-receiver';
 import { createWebhookSender, type WebhookSender } from '../../src/delivery/webhook-sender';
 
 const json = { 'Content-Type': 'application/json' };
@@ -175,5 +175,29 @@ describe('webhook sender', () => {
     expect(result.failureKind).toBeNull();
     // Every 2 s: once during a 3 s wait (twice only if this machine is very slow).
     expect(onProgress).toHaveBeenCalled();
+  });
+
+  it('posts a token request as a form and returns the answer', async () => {
+    receiver.respondWith(() => ({ status: 200, body: '{"access_token":"abc","token_type":"Bearer"}', headers: json }));
+    const response = await sender.requestToken({ url: receiver.url, form: { grant_type: 'client_credentials', scope: 'a b' }, headers: { Authorization: 'Basic eDp5' }, timeoutMs: 5_000 });
+    expect(response).toEqual({ statusCode: 200, body: '{"access_token":"abc","token_type":"Bearer"}', error: null });
+    expect(receiver.requests[0]).toMatchObject({ body: 'grant_type=client_credentials&scope=a+b', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic eDp5' } });
+    expect(await sender.requestToken({ url: 'http://localhost/token', form: {}, headers: {}, timeoutMs: 5_000 })).toEqual({ statusCode: null, body: null, error: 'the token URL must use https' });
+  });
+
+  it("presents a client certificate on connections of its owner's, made anew when its version changes", async () => {
+    const { ca, client, stranger } = testClientCertificates();
+    const mutual = await startReceiver({ clientCa: ca });
+    try {
+      const certificate = (version: string, pair: { cert: string; key: string }) => ({ owner: 'endpoint-1', version, certificate: pair.cert, privateKey: () => pair.key });
+      const sendWith = (clientCertificate?: ReturnType<typeof certificate>) => sender.send({ url: mutual.url, body: '{}', headers: {}, clientCertificate });
+      expect(await sendWith()).toMatchObject({ statusCode: null, failureKind: 'connection', error: 'TLS handshake failed: tlsv13 alert certificate required' });
+      expect(await sendWith(certificate('1', stranger))).toMatchObject({ statusCode: null, failureKind: 'connection' });
+      expect(await sendWith(certificate('2', client))).toMatchObject({ statusCode: 200, failureKind: null });
+      expect(await sendWith(certificate('2', client))).toMatchObject({ statusCode: 200, failureKind: null });
+      expect(mutual.requests).toHaveLength(2);
+    } finally {
+      await mutual.close();
+    }
   });
 });

@@ -6,12 +6,13 @@ import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecov
 import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
 import { heldCount } from '../../delivery/endpoint-admission';
 import { ApiError } from '../../errors';
-import type { WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
+import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import type { WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
-import type { ConsoleContext, ConsolePage } from '../context';
+import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
 import type { Session } from '../users/sessions';
-import { confirmEndpointPage, type EndpointForm, endpointFormPage, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
+import { confirmEndpointPage, type EndpointForm, endpointFormPage, type HeaderRow, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -26,6 +27,21 @@ const notFoundAsNull = (error: unknown): null => {
  */
 const consoleActor = (session: Session): Actor => ({ companyId: session.user.companyId, apiKeyId: 'console' });
 
+/** The header rows sent (header_name_0, header_value_0, …), without the empty ones. */
+function headerRowsOf(form: FormBody): HeaderRow[] {
+  const rows: HeaderRow[] = [];
+  for (let index = 0; `header_name_${index}` in form; index++) {
+    const row = {
+      name: text(form, `header_name_${index}`).trim(),
+      value: text(form, `header_value_${index}`),
+      secret: text(form, `header_secret_${index}`) === 'on',
+      saved: text(form, `header_saved_${index}`) === 'on',
+    };
+    if (row.name || row.value) rows.push(row);
+  }
+  return rows;
+}
+
 function formOf(ctx: ConsoleContext): EndpointForm {
   const { form } = ctx.state;
   return {
@@ -34,6 +50,69 @@ function formOf(ctx: ConsoleContext): EndpointForm {
     eventTypes: list(form, 'event_types'),
     payloadShape: text(form, 'payload_shape'),
     apiKeyId: text(form, 'api_key_id'),
+    headers: headerRowsOf(form),
+    oauth: {
+      tokenUrl: text(form, 'oauth_token_url').trim(),
+      clientId: text(form, 'oauth_client_id').trim(),
+      clientSecret: text(form, 'oauth_client_secret'),
+      scope: text(form, 'oauth_scope').trim(),
+      audience: text(form, 'oauth_audience').trim(),
+    },
+    clientSecretSaved: text(form, 'oauth_client_secret_saved') === 'on',
+    certificate: text(form, 'client_certificate').trim(),
+    privateKey: text(form, 'client_private_key').trim(),
+    privateKeySaved: text(form, 'client_private_key_saved') === 'on',
+  };
+}
+
+/** The edit form of a saved endpoint: its settings, its secrets only as "saved". */
+function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
+  const { oauth } = endpoint;
+  return {
+    url: endpoint.url,
+    description: endpoint.description ?? '',
+    eventTypes: endpoint.eventTypes,
+    payloadShape: endpoint.payloadShape,
+    apiKeyId: idOf(endpoint.apiKey) ?? '',
+    headers: (endpoint.authHeaders ?? []).map((header) => ({ name: header.name, value: header.secret ? '' : header.value, secret: header.secret, saved: header.secret })),
+    oauth: { tokenUrl: oauth?.tokenUrl ?? '', clientId: oauth?.clientId ?? '', clientSecret: '', scope: oauth?.scope ?? '', audience: oauth?.audience ?? '' },
+    clientSecretSaved: oauth !== null,
+    certificate: endpoint.clientCertificate ?? '',
+    privateKey: '',
+    privateKeySaved: endpoint.clientKeySealed !== null,
+  };
+}
+
+const EMPTY_FORM: EndpointForm = {
+  url: '',
+  description: '',
+  eventTypes: [],
+  payloadShape: 'A',
+  apiKeyId: '',
+  headers: [],
+  oauth: { tokenUrl: '', clientId: '', clientSecret: '', scope: '', audience: '' },
+  clientSecretSaved: false,
+  certificate: '',
+  privateKey: '',
+  privateKeySaved: false,
+};
+
+/** The form's authentication as the REST body's: every method given, so what the form leaves empty is removed. */
+function authenticationOf(form: EndpointForm): WebhookEndpointAuthenticationInput {
+  const { oauth } = form;
+  return {
+    headers: form.headers.map((row) => ({ name: row.name, ...(row.value ? { value: row.value } : {}), ...(row.secret ? { secret: true } : {}) })),
+    oauth:
+      oauth.tokenUrl || oauth.clientId
+        ? {
+            token_url: oauth.tokenUrl,
+            client_id: oauth.clientId,
+            ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}),
+            scope: oauth.scope || null,
+            audience: oauth.audience || null,
+          }
+        : null,
+    client_certificate: form.certificate ? { certificate: form.certificate, ...(form.privateKey ? { private_key: form.privateKey } : {}) } : null,
   };
 }
 
@@ -51,6 +130,7 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
     payload_shape: form.payloadShape || 'A',
     ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
+    authentication: authenticationOf(form),
   };
 }
 
@@ -68,7 +148,10 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       await change(form);
     } catch (error) {
       const refusal = formRefusal(error);
-      await showForm(ctx, session, mode, { ...form, error: refusal.message, errors: { [fieldOf(refusal)]: refusal.message } }, refusal.status);
+      const errors = { [fieldOf(refusal)]: refusal.message, [refusal.details.field ?? '']: refusal.details.reason ?? refusal.message };
+      // Secrets typed are not put back into the page: they are typed again.
+      const retyped = { ...form, headers: form.headers.map((row) => (row.secret ? { ...row, value: '' } : row)), privateKey: '' };
+      await showForm(ctx, session, mode, { ...retyped, error: refusal.message, errors }, refusal.status);
     }
   };
 
@@ -90,7 +173,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       method: 'GET',
       path: '/endpoints/new',
       role: 'admin',
-      handler: (ctx, session) => showForm(ctx, session, newMode, { url: '', description: '', eventTypes: [], payloadShape: 'A', apiKeyId: '' }),
+      handler: (ctx, session) => showForm(ctx, session, newMode, EMPTY_FORM),
     },
     {
       method: 'POST',
@@ -105,6 +188,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             payloadShape: body.payload_shape ?? 'A',
             description: body.description ?? null,
             apiKeyId: body.api_key_id ?? null,
+            authentication: body.authentication,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
           sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
@@ -134,8 +218,8 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       path: '/endpoints/:id/edit',
       role: 'admin',
       async handler(ctx, session) {
-        const e = await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
-        await showForm(ctx, session, editMode(e.id), { url: e.url, description: e.description ?? '', eventTypes: e.eventTypes, payloadShape: e.payloadShape, apiKeyId: idOf(e.apiKey) ?? '' });
+        const endpoint = await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!);
+        await showForm(ctx, session, editMode(endpoint.id), savedFormOf(endpoint));
       },
     },
     {
@@ -145,12 +229,13 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       handler: (ctx, session) =>
         withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
           const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
-          const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, session.user.companyId, ctx.params.id!, {
+          const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, {
             url: body.url,
             eventTypes: body.event_types,
             payloadShape: body.payload_shape,
             description: body.description,
             apiKeyId: body.api_key_id,
+            authentication: body.authentication,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
         }),
@@ -162,7 +247,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       async handler(ctx, session) {
         const status = text(ctx.state.form, 'status');
         if (status !== 'active' && status !== 'disabled') throw ApiError.invalid('status', 'must be active or disabled');
-        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, session.user.companyId, ctx.params.id!, { status });
+        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, { status });
         const message = status === 'active' ? 'The endpoint is enabled: new events are delivered to it.' : 'The endpoint is disabled: it gets no new deliveries, and pending ones fail.';
         await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, message);
       },

@@ -2,6 +2,7 @@ import type { ApiKey } from '../../domain/accounts/api-key.entity';
 import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import { authenticationJson } from '../../delivery/endpoint-authentication';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
@@ -12,7 +13,21 @@ import { layout } from './layout';
 
 type EndpointView = Pick<
   Row<WebhookEndpoint>,
-  'id' | 'url' | 'description' | 'eventTypes' | 'payloadShape' | 'status' | 'createdAt' | 'circuitState' | 'circuitFailingDeliveries' | 'circuitOpenedAt' | 'circuitProbeAt'
+  | 'id'
+  | 'url'
+  | 'description'
+  | 'eventTypes'
+  | 'payloadShape'
+  | 'status'
+  | 'createdAt'
+  | 'circuitState'
+  | 'circuitFailingDeliveries'
+  | 'circuitOpenedAt'
+  | 'circuitProbeAt'
+  | 'authHeaders'
+  | 'oauth'
+  | 'clientCertificate'
+  | 'clientKeySealed'
 > & { apiKey: string | null | { id: string } };
 
 const keyIdOf = (ref: EndpointView['apiKey']) => (ref === null ? null : typeof ref === 'string' ? ref : ref.id);
@@ -51,15 +66,110 @@ export function endpointsPage(session: Session, endpoints: EndpointView[], keys:
   });
 }
 
+/** A custom header's row of the form; a secret one's value is never put back into the page. */
+export interface HeaderRow {
+  name: string;
+  value: string;
+  secret: boolean;
+  /** A secret header saved before: left blank, its value is kept. */
+  saved: boolean;
+}
+
 export interface EndpointForm {
   url: string;
   description: string;
   eventTypes: string[];
   payloadShape: string;
   apiKeyId: string;
+  headers: HeaderRow[];
+  oauth: { tokenUrl: string; clientId: string; clientSecret: string; scope: string; audience: string };
+  /** A client secret is saved: left blank, it is kept. */
+  clientSecretSaved: boolean;
+  certificate: string;
+  privateKey: string;
+  /** A private key is saved: left blank, it is kept. */
+  privateKeySaved: boolean;
   error?: string | null;
-  /** Problems by field (url, event_types, payload_shape, description, api_key_id). */
+  /** Problems by field: the REST body's top-level name, and its full path (authentication.headers[0].name). */
   errors?: Record<string, string>;
+}
+
+/** Blank rows offered for new headers, within the REST limit of 30. */
+const NEW_HEADER_ROWS = 2;
+const MAX_HEADERS = 30;
+
+function textArea(o: { name: string; label: string; value: string; hint: string; error?: string; maxLength: number }): SafeHtml {
+  const id = `field-${o.name}`;
+  return html`<div class="field${o.error ? ' field-error' : ''}">
+    <label for="${id}">${o.label}</label>
+    <p class="hint" id="${id}-hint">${o.hint}</p>
+    ${o.error ? html`<p class="error" id="${id}-error">${o.error}</p>` : ''}
+    <textarea id="${id}" name="${o.name}" rows="4" spellcheck="false" maxlength="${o.maxLength}" aria-describedby="${id}-hint${o.error ? ` ${id}-error` : ''}">${o.value}</textarea>
+  </div>`;
+}
+
+/** Headers, OAuth 2.0 and client certificate: what an API gateway in front of the endpoint wants besides the signature. */
+function authenticationFieldsets(form: EndpointForm, errors: Record<string, string>): SafeHtml {
+  const rows = [...form.headers, ...Array.from({ length: NEW_HEADER_ROWS }, (): HeaderRow => ({ name: '', value: '', secret: false, saved: false }))].slice(0, MAX_HEADERS);
+  const headerRow = (row: HeaderRow, index: number) => {
+    const error = errors[`authentication.headers[${index}].name`] ?? errors[`authentication.headers[${index}].value`];
+    return html`<div class="header-row${error ? ' field-error' : ''}">
+      ${error ? html`<p class="error">${error}</p>` : ''}
+      <label for="header-name-${index}">Header ${index + 1} name</label>
+      <input id="header-name-${index}" name="header_name_${index}" type="text" value="${row.name}" maxlength="100" spellcheck="false">
+      <label for="header-value-${index}">Header ${index + 1} value</label>
+      <input id="header-value-${index}" name="header_value_${index}" type="${row.secret ? 'password' : 'text'}" value="${row.secret ? '' : row.value}" maxlength="4096" spellcheck="false" autocomplete="off"${
+        row.saved ? html` placeholder="saved: leave blank to keep"` : ''
+      }>
+      <div class="check"><input type="checkbox" id="header-secret-${index}" name="header_secret_${index}" value="on"${row.secret ? html` checked` : ''}><label for="header-secret-${index}">Secret (shown only as a hint)</label></div>
+      ${row.saved ? html`<input type="hidden" name="header_saved_${index}" value="on">` : ''}
+    </div>`;
+  };
+  const { oauth } = form;
+  return html`<fieldset>
+      <legend>Custom headers (optional)</legend>
+      <p class="hint">Sent with every delivery, e.g. an API gateway's key. Not X-Webhook-*, Content-Type, Host or hop-by-hop headers. A row left empty is removed.</p>
+      ${rows.map(headerRow)}
+    </fieldset>
+    <fieldset>
+      <legend>OAuth 2.0 client credentials (optional)</legend>
+      <p class="hint">A bearer token is fetched from the token endpoint (an https address) before deliveries and reused until shortly before it expires. Leave it empty for none.</p>
+      ${field({ name: 'oauth_token_url', label: 'Token endpoint', type: 'url', value: oauth.tokenUrl, error: errors['authentication.oauth.token_url'], attributes: html`maxlength="2000"` })}
+      ${field({ name: 'oauth_client_id', label: 'Client ID', value: oauth.clientId, error: errors['authentication.oauth.client_id'], attributes: html`maxlength="500"` })}
+      ${field({
+        name: 'oauth_client_secret',
+        label: 'Client secret',
+        type: 'password',
+        value: '',
+        autocomplete: 'off',
+        hint: form.clientSecretSaved ? 'Saved: leave blank to keep it.' : 'Encrypted when saved, never shown again.',
+        error: errors['authentication.oauth.client_secret'],
+        attributes: html`maxlength="2000"`,
+      })}
+      ${form.clientSecretSaved ? html`<input type="hidden" name="oauth_client_secret_saved" value="on">` : ''}
+      ${field({ name: 'oauth_scope', label: 'Scope (optional)', value: oauth.scope, error: errors['authentication.oauth.scope'], attributes: html`maxlength="1000"` })}
+      ${field({ name: 'oauth_audience', label: 'Audience (optional)', value: oauth.audience, error: errors['authentication.oauth.audience'], attributes: html`maxlength="2000"` })}
+    </fieldset>
+    <fieldset>
+      <legend>Client certificate for mutual TLS (optional)</legend>
+      ${textArea({
+        name: 'client_certificate',
+        label: 'Certificate (PEM)',
+        value: form.certificate,
+        hint: 'The certificate deliveries present, intermediate certificates after it. Leave empty for none.',
+        error: errors['authentication.client_certificate.certificate'],
+        maxLength: 32768,
+      })}
+      ${textArea({
+        name: 'client_private_key',
+        label: 'Private key (PEM)',
+        value: '',
+        hint: form.privateKeySaved ? 'Saved: leave empty to keep it (it must match the certificate).' : 'Unencrypted; encrypted when saved, never shown again.',
+        error: errors['authentication.client_certificate.private_key'],
+        maxLength: 16384,
+      })}
+      ${form.privateKeySaved ? html`<input type="hidden" name="client_private_key_saved" value="on">` : ''}
+    </fieldset>`;
 }
 
 function eventsFieldset(chosen: Set<string>, error: string | undefined): SafeHtml {
@@ -110,6 +220,7 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         </select>
       </div>
       ${eventsFieldset(new Set(form.eventTypes), errors.event_types)}
+      ${authenticationFieldsets(form, errors)}
       <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
       html`class="wide"`,
     ),
@@ -175,6 +286,28 @@ function circuitSummary(session: Session, endpoint: EndpointView, held: number, 
   return html`${badge(endpoint.circuitState)} ${state}${waiting} ${close}`;
 }
 
+/** The endpoint's authentication as the page shows it: names and settings, a secret's hint at most. */
+function authenticationSummary(endpoint: EndpointView): SafeHtml {
+  const { headers, oauth, client_certificate: certificate } = authenticationJson(endpoint);
+  const secret = (hint: string | null) => html`<span class="muted">secret${hint ? html`, ends in <code>${hint}</code>` : ''}</span>`;
+  const none = html`<span class="muted">none</span>`;
+  return html`<dt>Headers</dt><dd>${
+    headers.length > 0 ? html`<ul class="plain">${headers.map((h) => html`<li><code>${h.name}</code>: ${h.secret ? secret(h.value_hint) : html`<code>${h.value}</code>`}</li>`)}</ul>` : none
+  }</dd>
+    <dt>OAuth 2.0</dt><dd>${
+      oauth
+        ? html`client <code>${oauth.client_id}</code> (${secret(oauth.client_secret_hint)}) at <code>${oauth.token_url}</code>${oauth.scope ? html`, scope <code>${oauth.scope}</code>` : ''}${
+            oauth.audience ? html`, audience <code>${oauth.audience}</code>` : ''
+          }`
+        : none
+    }</dd>
+    <dt>Client certificate</dt><dd>${
+      certificate
+        ? html`${certificate.subject}, issued by ${certificate.issuer}, valid until ${time(new Date(certificate.not_after))}<br><span class="muted">SHA-256 ${certificate.fingerprint_sha256}</span>`
+        : none
+    }</dd>`;
+}
+
 export function endpointPage(session: Session, data: EndpointPageData): string {
   const { endpoint } = data;
   const admin = session.user.role === 'admin';
@@ -211,6 +344,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
+        ${authenticationSummary(endpoint)}
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
       ${admin ? adminActions : ''}

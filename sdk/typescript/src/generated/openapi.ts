@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1523,7 +1523,7 @@ export interface paths {
         get: operations["getWebhookEndpointsById"];
         /**
          * Update an endpoint
-         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert).
+         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -4782,6 +4782,40 @@ export interface components {
              */
             next_probe_at: string | null;
         };
+        /** WebhookEndpointHeader */
+        WebhookEndpointHeader: {
+            name: string;
+            secret: boolean;
+            /** @description null for a secret header. */
+            value: string | null;
+            /** @description A secret value's last 4 characters (when it has 16 or more), else null. */
+            value_hint: string | null;
+        };
+        /**
+         * WebhookEndpointAuthentication
+         * @description The endpoint's authentication without its secrets.
+         */
+        WebhookEndpointAuthentication: {
+            headers: components["schemas"]["WebhookEndpointHeader"][];
+            oauth: {
+                token_url: string;
+                client_id: string;
+                /** @description The client secret's last 4 characters (when it has 16 or more), else null. */
+                client_secret_hint: string | null;
+                scope: string | null;
+                audience: string | null;
+            } | null;
+            client_certificate: {
+                subject: string;
+                issuer: string;
+                /** Format: date-time */
+                not_before: string;
+                /** Format: date-time */
+                not_after: string;
+                /** @description Of the certificate, as colon-separated hex pairs. */
+                fingerprint_sha256: string;
+            } | null;
+        };
         /**
          * WebhookEndpoint
          * @description secret is present only in the responses that issue it (registration and rotation).
@@ -4807,6 +4841,7 @@ export interface components {
              * @description Until then deliveries also carry the previous secret's signature.
              */
             previous_secret_expires_at: string | null;
+            authentication: components["schemas"]["WebhookEndpointAuthentication"];
             /** Format: uuid */
             api_key_id: string | null;
             /** Format: date-time */
@@ -4819,6 +4854,50 @@ export interface components {
         "WebhookEndpoints.eventTypes": ("*" | "contact.*" | "customer.*" | "employee.*" | "location.*" | "project.*" | "report.*" | "time_off.*" | "timesheet.*" | "timesheets.*" | "vendor.*" | "work_order.*" | "workorder.*" | "po.*" | "contact.created" | "contact.deleted" | "contact.updated" | "customer.created" | "customer.deleted" | "customer.updated" | "employee.created" | "employee.deleted" | "employee.updated" | "location.created" | "location.deleted" | "location.updated" | "project.closed" | "project.created" | "project.deleted" | "project.updated" | "report.completion_approved" | "report.completion_submitted" | "report.daily_submitted" | "time_off.created" | "time_off.deleted" | "time_off.updated" | "timesheet.created" | "timesheet.locked" | "timesheet.processed" | "timesheet.submitted" | "timesheet.unlocked" | "timesheet.updated" | "timesheets.processed.batch" | "vendor.created" | "vendor.deleted" | "vendor.updated" | "work_order.created" | "workorder.created" | "work_order.deleted" | "workorder.deleted" | "work_order.scheduled" | "work_order.status_changed" | "work_order.updated" | "workorder.updated" | "employee.assigned" | "po.approved" | "po.attachment.added" | "po.attachment.removed" | "po.created" | "po.received" | "po.rejected" | "po.submitted" | "po.updated" | "report.failed" | "report.generated" | "report.scheduled" | "timesheet.deleted" | "workorder.cancelled" | "workorder.completed" | "workorder.started")[];
         /** @description At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit. */
         "WebhookEndpoints.maxAttemptsPerSecond": number | null;
+        /**
+         * WebhookEndpointHeaderInput
+         * @description A header every attempt carries. Not allowed: X-Webhook-* (the signature headers), Content-Type, Content-Length, Content-Encoding, Host, traceparent, tracestate, the hop-by-hop headers (Connection, Keep-Alive, Proxy-Authenticate, Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade), Expect, and Authorization while oauth is set; each name once.
+         */
+        WebhookEndpointHeaderInput: {
+            name: string;
+            /** @description Printable ASCII. Required, except for a secret header saved before: left out, its saved value is kept. */
+            value?: string;
+            /** @description Encrypted at rest and never shown again (value_hint at most); false by default. */
+            secret?: boolean;
+        };
+        /**
+         * WebhookEndpointOAuthInput
+         * @description OAuth 2.0 client credentials (RFC 6749 4.4): before an attempt a bearer token is requested from token_url (client id and secret in HTTP Basic), cached until shortly before it expires and sent as Authorization: Bearer.
+         */
+        WebhookEndpointOAuthInput: {
+            /** @description A public https URL, checked like the endpoint's. */
+            token_url: string;
+            client_id: string;
+            /** @description Required the first time; left out of an update, the saved one is kept. Encrypted at rest, never shown again. */
+            client_secret?: string;
+            /** @description Space-separated scopes, sent as the scope parameter. */
+            scope?: string | null;
+            /** @description Sent as the audience parameter (Auth0, Okta and others want one). */
+            audience?: string | null;
+        };
+        /**
+         * WebhookEndpointClientCertificateInput
+         * @description Mutual TLS: the certificate (PEM; intermediate certificates may follow it) and its unencrypted private key (PEM) every attempt presents.
+         */
+        WebhookEndpointClientCertificateInput: {
+            certificate: string;
+            /** @description Required the first time; left out of an update, the saved key is kept (it must match the certificate). Encrypted at rest, never shown again. */
+            private_key?: string;
+        };
+        /**
+         * WebhookEndpointAuthenticationInput
+         * @description How attempts authenticate to the endpoint, besides the signature. Each method given replaces the saved one; null (or [] for headers) removes it; a method left out is kept.
+         */
+        WebhookEndpointAuthenticationInput: {
+            headers?: components["schemas"]["WebhookEndpointHeaderInput"][];
+            oauth?: components["schemas"]["WebhookEndpointOAuthInput"] | null;
+            client_certificate?: components["schemas"]["WebhookEndpointClientCertificateInput"] | null;
+        };
         /** WebhookEndpointCreate */
         WebhookEndpointCreate: {
             /** @description A public https URL. */
@@ -4836,6 +4915,7 @@ export interface components {
              * @description The API key whose changes this endpoint is not sent (echo prevention); defaults to the key registering it, null for none.
              */
             api_key_id?: string | null;
+            authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"];
         };
         /**
          * WebhookEndpointUpdate
@@ -4855,6 +4935,8 @@ export interface components {
              */
             status?: "active" | "disabled";
             max_attempts_per_second?: components["schemas"]["WebhookEndpoints.maxAttemptsPerSecond"];
+            /** @description null removes every method. */
+            authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"] | null;
         };
         /** WebhookEndpointRotate */
         WebhookEndpointRotate: {

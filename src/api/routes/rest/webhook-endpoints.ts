@@ -18,6 +18,7 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from '../../../delivery/endpoints-service';
+import { authenticationJson } from '../../../delivery/endpoint-authentication';
 import type { WebhookEndpoint } from '../../../delivery/webhook-endpoint.entity';
 import type {
   WebhookEndpointCreate,
@@ -53,6 +54,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
       next_probe_at: endpoint.circuitState === 'open' ? iso(endpoint.circuitProbeAt) : null,
     },
     previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
+    authentication: authenticationJson(endpoint),
     api_key_id: idOf(endpoint.apiKey),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
@@ -70,7 +72,9 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       method: 'POST',
       path: '/webhook-endpoints',
       summary: 'Register an endpoint',
-      description: 'Only public https URLs. The response carries the signing secret, once.',
+      description:
+        'Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the ' +
+        'endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.',
       body: { schema: `${SCHEMA}/create` },
       responses: { 201: { description: 'The endpoint, with its secret', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
@@ -82,6 +86,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           description: body.description ?? null,
           apiKeyId: body.api_key_id,
           maxAttemptsPerSecond: body.max_attempts_per_second,
+          authentication: body.authentication,
         });
         ctx.status = 201;
         ctx.set('Location', `${ctx.path}/${endpoint.id}`);
@@ -116,12 +121,14 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       method: 'PUT',
       path: '/webhook-endpoints/{id}',
       summary: 'Update an endpoint',
-      description: 'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert).',
+      description:
+        'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). ' +
+        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value.',
       body: { schema: `${SCHEMA}/update` },
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
         const body = ctx.request.body as WebhookEndpointUpdate;
-        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, policy, ctx.state.principal.companyId, ctx.params.id!, {
+        const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, ctx.state.principal.companyId, ctx.params.id!, {
           url: body.url,
           eventTypes: body.event_types,
           payloadShape: body.payload_shape,
@@ -129,6 +136,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           apiKeyId: body.api_key_id,
           status: body.status,
           maxAttemptsPerSecond: body.max_attempts_per_second,
+          authentication: body.authentication,
         });
         ctx.body = endpointJson(endpoint);
       },
