@@ -129,6 +129,22 @@ describe('client SDK against the service', () => {
     expect(forged).toMatchObject({ status: 403, code: 'INVALID_SIGNATURE' });
   });
 
+  it("registers an endpoint's credentials through the typed client: a secret header goes with each delivery and is read back as a hint", async () => {
+    const sender = await createTenant(stack.orm);
+    const subscriber = clientOf(await addApiKey(stack, sender));
+    const hook = await startReceiver();
+    receivers.push(hook);
+    const gatewayKey = 'gw_live_0123456789abcdef';
+    const endpoint = await subscriber.post('/webhook-endpoints', {
+      body: { url: hook.url, event_types: ['customer.created'], authentication: { headers: [{ name: 'X-Gateway-Key', value: gatewayKey, secret: true }] } },
+    });
+    expect(endpoint.authentication).toMatchObject({ headers: [{ name: 'X-Gateway-Key', secret: true, value: null, value_hint: 'cdef' }], oauth: null, client_certificate: null });
+
+    await clientOf(sender).post('/customers', { body: { name: 'Gateway Ltd' } });
+    const [delivery] = await hook.waitForRequests(1, 20_000);
+    expect(delivery!.headers['x-gateway-key']).toBe(gatewayKey);
+  });
+
   it('verifies a real delivery, refuses it tampered with or too old, and accepts the old secret during a rotation', async () => {
     const sender = await createTenant(stack.orm);
     // Changes are not delivered back to the endpoint of the key that made them: the endpoint is another key's.
