@@ -1,7 +1,5 @@
 /** The fewest events a company's claim takes while its events wait for room: a healthy endpoint's pipeline refills a few at a time. */
 export const MIN_CLAIM = 4;
-/** How long a company's claim size is kept without a claim of its: longer than an attempt may take (its room comes with one finishing). */
-export const FORGET_AFTER_MS = 60_000;
 
 /**
  * How many of one company's waiting events the outbox dispatcher claims at once, learned from what its last claims could
@@ -16,22 +14,14 @@ export const FORGET_AFTER_MS = 60_000;
  * for the slower one, and they count.
  */
 export class CompanyClaimSizes {
-  /** Companies claiming less than the batch's share, with how many and when their last claim was noted. */
-  private readonly sizes = new Map<string, { size: number; notedAt: number }>();
+  /** Companies claiming less than the batch's share, with how many. */
+  private readonly sizes = new Map<string, number>();
 
-  constructor(
-    private readonly fullShare: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+  constructor(private readonly fullShare: number) {}
 
-  /**
-   * Each company claiming less than the batch's share, with how many. A company not claimed for FORGET_AFTER_MS is
-   * forgotten (its next claim takes the full share), so that what every claim carries stays the few with a backlog.
-   */
+  /** Each company claiming less than the batch's share, with how many. */
   limits(): Record<string, number> {
-    const now = this.now();
-    for (const [companyId, { notedAt }] of [...this.sizes]) if (now - notedAt >= FORGET_AFTER_MS) this.sizes.delete(companyId);
-    return Object.fromEntries([...this.sizes].map(([companyId, { size }]) => [companyId, size]));
+    return Object.fromEntries(this.sizes);
   }
 
   /** What a company's last claim took (`claimed` events, in order) and how far it reached (its last event that made progress, counted from 1; 0: none did). */
@@ -41,11 +31,11 @@ export class CompanyClaimSizes {
     if (reach < claimed) next = Math.max(MIN_CLAIM, 2 * reach);
     else if (claimed >= size) next = 2 * size;
     if (next >= this.fullShare) this.sizes.delete(companyId);
-    else this.sizes.set(companyId, { size: next, notedAt: this.now() });
+    else this.sizes.set(companyId, next);
   }
 
   /** How many of the company's events its next claim may take at most. */
   sizeOf(companyId: string): number {
-    return this.sizes.get(companyId)?.size ?? this.fullShare;
+    return this.sizes.get(companyId) ?? this.fullShare;
   }
 }

@@ -1,4 +1,4 @@
-import { CompanyClaimSizes, FORGET_AFTER_MS, MIN_CLAIM } from '../../src/delivery/company-claim-sizes';
+import { CompanyClaimSizes, MIN_CLAIM } from '../../src/delivery/company-claim-sizes';
 
 describe('CompanyClaimSizes', () => {
   test("a claim that reached only part way sets the company's next to twice its reach, never under the minimum; others keep the batch's share", () => {
@@ -27,19 +27,6 @@ describe('CompanyClaimSizes', () => {
     sizes.note('catching-up', 80, 80);
     expect(sizes.sizeOf('catching-up')).toBe(100);
     expect(sizes.limits()).toEqual({});
-  });
-
-  test('forgets a company not claimed for a while: what each claim carries stays the companies with a backlog', () => {
-    let now = 0;
-    const sizes = new CompanyClaimSizes(100, () => now);
-    sizes.note('gone-quiet', 100, 2);
-    sizes.note('backlog', 100, 2);
-    now = FORGET_AFTER_MS - 1;
-    sizes.note('backlog', MIN_CLAIM, 2);
-    expect(sizes.limits()).toEqual({ 'gone-quiet': MIN_CLAIM, backlog: MIN_CLAIM });
-    now = FORGET_AFTER_MS;
-    expect(sizes.limits()).toEqual({ backlog: MIN_CLAIM });
-    expect(sizes.sizeOf('gone-quiet')).toBe(100);
   });
 
   test("an endpoint ahead of its company's slower one keeps its lead: events waiting at the claim's start do not shrink it while later ones progress", () => {
