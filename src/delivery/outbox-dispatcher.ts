@@ -6,7 +6,6 @@ import type { Orm } from '../db/orm';
 import { PreparedStatement } from '../db/prepared-statement';
 import type { Logger } from '../logger';
 import type { DeliveryToStart, DeliveryWorkflows } from './delivery-workflows';
-import { CompanyClaimSizes } from './company-claim-sizes';
 import { CompanyDispatchRate } from './company-dispatch-rate';
 import { CompanyQueuedStarts } from './company-queued-starts';
 import { deliveryBody } from './delivery-body';
@@ -105,8 +104,7 @@ const DEFERRING = (endpoint: string) =>
 
 /**
  * Claims the next batch of events in one statement: each company with waiting events (found by a loose index scan),
- * its oldest EVENTS_PER_COMPANY (or its share of the batch, when more; or fewer, its claim size in $6 when it has one:
- * src/delivery/company-claim-sizes.ts), taken in turns (every company's first event, then every company's second, and so on; a
+ * its oldest EVENTS_PER_COMPANY (or its share of the batch, when more), taken in turns (every company's first event, then every company's second, and so on; a
  * company's events stay in order), skipping those another dispatcher holds, each with its age and the endpoints it has
  * deliveries for already (it was dispatched in part: a healthy endpoint had no room for it); with the claimed events,
  * their companies' active endpoints (each with its open and busy runs, whether it is in trouble and whether it defers)
@@ -127,8 +125,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
        cross join lateral (
          select o.id, o.created_at from outbox_events o
           where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
-          order by o.created_at, o.id
-          limit least(greatest($1, $2 / (select count(*) from companies where company_id is not null)), coalesce(($6::jsonb ->> c.company_id::text)::int, $2))
+          order by o.created_at, o.id limit greatest($1, $2 / (select count(*) from companies where company_id is not null))
        ) waiting
       where not (c.company_id = any($5::uuid[]))
    ), picked as (
@@ -324,7 +321,6 @@ export class OutboxDispatcher {
   private resumeTimer: NodeJS.Timeout | null = null;
   private readonly rate: CompanyDispatchRate | null;
   private readonly queue: CompanyQueuedStarts | null;
-  private readonly claimSizes = new CompanyClaimSizes(BATCH_SIZE);
   private running: Promise<void> | null = null;
   private again = false;
   private startingDeferred: Promise<void> | null = null;
@@ -382,14 +378,7 @@ export class OutboxDispatcher {
   private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
     const em = this.em();
     const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
-    const [claim] = await CLAIM_EVENTS.rows(em, [
-      EVENTS_PER_COMPANY,
-      BATCH_SIZE,
-      CLAIM_SECONDS,
-      this.queue !== null,
-      `{${sittingOut.join(',')}}`,
-      JSON.stringify(this.claimSizes.limits()),
-    ]);
+    const [claim] = await CLAIM_EVENTS.rows(em, [EVENTS_PER_COMPANY, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null, `{${sittingOut.join(',')}}`]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
     if (events.length === 0) return { dispatched: 0, more: false };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
@@ -447,19 +436,11 @@ export class OutboxDispatcher {
     ]);
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
-    // An event made progress when a delivery of it was written or it was let go for its company's bounds (it sits out).
-    const progressedEvents = new Set([...written.map((delivery) => delivery.eventId), ...dispatched.map((event) => event.id), ...letGo]);
-    let filled = false;
-    for (const [companyId, own] of groupBy(events, (event) => event.company_id)) {
-      let reach = own.length;
-      while (reach > 0 && !progressedEvents.has(own[reach - 1]!.id)) reach -= 1;
-      // A company that took all it could, its last event making progress, may have more waiting now.
-      if (reach === own.length && own.length >= Math.min(EVENTS_PER_COMPANY, this.claimSizes.sizeOf(companyId))) filled = true;
-      this.claimSizes.note(companyId, own.length, reach);
-    }
+    const perCompany = new Map<string, number>();
+    for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
     // A batch that wrote nothing found only events waiting for room: the next comes with room, a new event or a poll.
     const progressed = written.length > 0 || dispatched.length > 0;
-    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || filled) };
+    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
   }
 
   /**
