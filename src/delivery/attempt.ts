@@ -147,6 +147,9 @@ const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'clos
   'select * from finish_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
 );
 
+/** The record's next delivery to the same endpoint, when it waits for this one (Migration20261206000000OrderedDelivery). */
+const RECORD_SUCCESSOR = new PreparedStatement<{ wake: string[] }>('record_successor_to_wake', 'select record_successor_to_wake($1) as wake');
+
 const MARK_IN_PROGRESS = new PreparedStatement(
   'mark_delivery_attempt_in_progress',
   `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger, trace_id)
@@ -304,6 +307,15 @@ export class DeliveryAttempts {
       heartbeat();
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
+  }
+
+  /**
+   * The delivery ended without being delivered (failed for good, cancelled): on an endpoint ordered per record, the
+   * record's next delivery, waiting for it, goes now. A delivered one's finish wakes it.
+   */
+  async ended(deliveryId: string, endpointId: string): Promise<void> {
+    const [row] = await RECORD_SUCCESSOR.rows(this.em(), [deliveryId]);
+    if (row?.wake.length) await this.deps.wake(endpointId, row.wake);
   }
 
   /** Settles once every handed-off attempt has been recorded (a worker stopping waits for them). */
