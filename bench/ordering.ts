@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/database';
-import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
+import { type ReceivedRequest, startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { eventTemplate, startIsolationProcesses } from './isolation-stack';
 import { seedTenant } from './seed';
 import type { CompiledProject, NodeProcess, Servers } from './stack';
@@ -59,17 +59,18 @@ export async function orderingPhase(servers: Servers, compiled: CompiledProject,
         [company.companyId, EVENT_TYPE, JSON.stringify(data), settings.events, settings.records],
       );
       const eventOrder = new Map(events.map((e, i) => [e.id, { customer: e.customer, place: i }]));
+      const eventOf = (received: ReceivedRequest) => (JSON.parse(received.body) as { event_id: string }).event_id;
       const deadline = committedAt + settings.timeoutMs;
-      while (receiver.requests.length < settings.events && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (new Set(receiver.requests.map(eventOf)).size < settings.events && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       const lastAt = Math.max(committedAt, ...receiver.requests.map((r) => r.receivedAt));
-      const rate = receiver.requests.length / ((lastAt - committedAt) / 1000);
+      const rate = new Set(receiver.requests.map(eventOf)).size / ((lastAt - committedAt) / 1000);
       (ordering === 'none' ? result.none : result.perRecord).push(rate);
-      console.log(`Ordering ${ordering}, round ${Math.floor(round / 2) + 1}: ${receiver.requests.length} of ${settings.events} deliveries in ${((lastAt - committedAt) / 1000).toFixed(1)} s, ${rate.toFixed(1)}/s.`);
+      console.log(`Ordering ${ordering}, round ${Math.floor(round / 2) + 1}: ${receiver.requests.length} deliveries of ${settings.events} events in ${((lastAt - committedAt) / 1000).toFixed(1)} s, ${rate.toFixed(1)}/s.`);
 
       const seen = new Set<string>();
       const lastPlace = new Map<number, number>();
       for (const request of receiver.requests) {
-        const eventId = (JSON.parse(request.body) as { event_id: string }).event_id;
+        const eventId = eventOf(request);
         if (seen.has(eventId)) result.duplicates++;
         seen.add(eventId);
         const event = eventOrder.get(eventId);
