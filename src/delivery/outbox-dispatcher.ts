@@ -86,13 +86,15 @@ const STALLED_AFTER_MS = 1000;
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
 
 /**
- * The runs an endpoint `e` has that occupy it, by count, when `inTrouble` (an IN_TROUBLE): its BUSY_RUNS and those
- * waiting to retry; 0 for a healthy one.
+ * The runs an endpoint `e` has that occupy it, by count, when `inTrouble` (an IN_TROUBLE): its BUSY_RUNS, those
+ * waiting to retry, and those waiting for their record's earlier delivery (ordered per record: behind a retrying one,
+ * a record's later changes would otherwise start a run each); 0 for a healthy one.
  */
 const OPEN_RUNS = (inTrouble: string) => `(
   case when ${inTrouble}
     then ${BUSY_RUNS}
        + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'retrying' and d.held_until is null and e.failing_since is not null)
+       + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.held_until is not null and d.held_reason = 'awaiting_predecessor')
     else 0 end
 )::int`;
 
