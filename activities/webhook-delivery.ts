@@ -232,6 +232,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       const em = orm.em.fork();
       const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId });
       await markFailed(em, logger, deliveryId, !delivery.isTest);
+      await attempts.ended(deliveryId, delivery.endpoint.id);
     },
 
     /**
@@ -248,6 +249,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
             where id = ? and company_id = ? and endpoint_id = ? and event_type = ? and status <> 'delivered'`,
           [input.deliveryId, input.companyId, input.endpointId, input.eventType],
         );
+      await attempts.ended(input.deliveryId, input.endpointId);
     },
   };
 }

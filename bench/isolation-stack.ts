@@ -15,8 +15,8 @@ export interface IsolationProcesses {
   api: NodeProcess;
   /** Resolves once the api answers and the worker runs. */
   ready(): Promise<void>;
-  /** Registers an endpoint through the api with `apiKey`; returns its id. */
-  register(apiKey: string, url: string, eventTypes: string[]): Promise<string>;
+  /** Registers an endpoint through the api with `apiKey` (and `more` of its settings); returns its id. */
+  register(apiKey: string, url: string, eventTypes: string[], more?: Record<string, unknown>): Promise<string>;
 }
 
 /**
@@ -49,11 +49,11 @@ export async function startIsolationProcesses(
     ready: async () => {
       await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running')]);
     },
-    async register(apiKey, url, eventTypes) {
+    async register(apiKey, url, eventTypes, more = {}) {
       const response = await fetch(`http://127.0.0.1:${apiPort}/api/v1/webhook-endpoints`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
-        body: JSON.stringify({ url, event_types: eventTypes }),
+        body: JSON.stringify({ url, event_types: eventTypes, ...more }),
       });
       if (response.status !== 201) throw new Error(`endpoint registration answered ${response.status}: ${await response.text()}`);
       return ((await response.json()) as { id: string }).id;

@@ -2,7 +2,7 @@
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
- * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone):
+ * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone, `-- --only ordering` for phase 14 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -34,6 +34,7 @@ import { measurePage, positionAt, seedWorkOrders } from './scale';
 import { rotation, seedTenant, type Tenant } from './seed';
 import { isolationPhase } from './isolation';
 import { companyIsolationPhase } from './isolation-within-company';
+import { orderingPhase } from './ordering';
 import { ratioToBare, TRACING_APIS, type TracingApi, tracingPhase } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { devServerCpu, devServerPids } from './proc';
@@ -58,7 +59,7 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * 10, 11, 6e or 12 alone (its own processes on the run's servers), without the 10 minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
@@ -66,6 +67,10 @@ const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 2
 /** Burst events of phase 13's company to its 5 dead endpoints, and their pace; BENCH_COMPANY_ISOLATION_EVENTS sizes it. */
 const COMPANY_ISOLATION_EVENTS = Number(process.env.BENCH_COMPANY_ISOLATION_EVENTS ?? (QUICK ? 1000 : 10_000));
 const COMPANY_ISOLATION_EVENTS_PER_SECOND = 200;
+/** Phase 14's backlog of changes to its distinct records, each ordering's rounds; BENCH_ORDERING_EVENTS sizes it. */
+const ORDERING_EVENTS = Number(process.env.BENCH_ORDERING_EVENTS ?? (QUICK ? 200 : 2000));
+const ORDERING_RECORDS = Math.min(1000, ORDERING_EVENTS);
+const ORDERING_ROUNDS = QUICK ? 1 : 2;
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
 const API_RSS_BUDGET_MB = 200;
@@ -145,6 +150,7 @@ async function main() {
     // Last, as before: its thousands of deliveries and their workflow histories stay on the servers after it.
     if (runs('isolation')) await isolation(servers, compiled, dir);
     if (runs('isolation-within-company')) await isolationWithinCompany(servers, compiled, dir);
+    if (runs('ordering')) await ordering(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -518,6 +524,27 @@ async function isolationWithinCompany(servers: Servers, compiled: CompiledProjec
     verdict: verdict(result.deadWritten === result.deadOwed && result.deadAttempted === 5 && result.healthyLost === 0 && result.healthyDuplicates === 0),
   });
   recordPeakRss('13c. Isolation within a company: worker RSS during the phase', result.workerRssMb, WORKER_RSS_BUDGET_MB);
+}
+
+/**
+ * Phase 14 (bench/ordering.ts, issue 46): deliveries a second to an endpoint ordered per record, against one not
+ * ordered, on a backlog of changes to ORDERING_RECORDS distinct records.
+ */
+async function ordering(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await orderingPhase(servers, compiled, dir, { events: ORDERING_EVENTS, records: ORDERING_RECORDS, rounds: ORDERING_ROUNDS, timeoutMs: 5 * 60_000 });
+  const mean = (rates: number[]) => rates.reduce((sum, rate) => sum + rate, 0) / rates.length;
+  const ratio = mean(result.perRecord) / mean(result.none);
+  record({
+    work: `14. Ordered delivery: deliveries a second, ${ORDERING_EVENTS.toLocaleString('en-US')} changes to ${ORDERING_RECORDS.toLocaleString('en-US')} records, ordering per_record | none`,
+    ceiling: result.none.map((rate) => `${fmt(rate)}/s`).join(', '),
+    service:
+      `${result.perRecord.map((rate) => `${fmt(rate)}/s`).join(', ')}; ${result.outOfOrder} out of a record's commit order, ` +
+      `${result.lost} lost, ${result.duplicates} received twice`,
+    ratio: ratio.toFixed(2),
+    // At least once, as every delivery: a receiver de-duplicates on X-Webhook-ID (a copy sent again is counted, not failed).
+    target: '≥ 0.9, in order, none lost',
+    verdict: verdict(ratio >= 0.9 && result.outOfOrder === 0 && result.lost === 0),
+  });
 }
 
 /**

@@ -47,7 +47,7 @@ function addStateGauges(registry: Registry, orm: Orm): void {
   });
   new Gauge({
     name: 'webhook_deliveries_held',
-    help: 'Deliveries waiting for their endpoint without making their attempt, by reason (circuit_open, endpoint_busy).',
+    help: 'Deliveries waiting for their endpoint without making their attempt, by reason (circuit_open, endpoint_busy, awaiting_predecessor).',
     labelNames: ['reason'],
     registers: [registry],
     async collect() {

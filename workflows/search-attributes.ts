@@ -19,7 +19,7 @@ export const DELIVERY_STATUS = defineSearchAttributeKey('DeliveryStatus', 'KEYWO
 export const ENDPOINT_HOST = defineSearchAttributeKey('EndpointHost', 'KEYWORD');
 /** The outbox event a delivery carries (the event_id subscribers see in shape A). */
 export const EVENT_ID = defineSearchAttributeKey('EventId', 'KEYWORD');
-/** Why a delivery waits without making its attempt: circuit_open or endpoint_busy; absent when it does not wait. */
+/** Why a delivery waits without making its attempt: circuit_open, endpoint_busy or awaiting_predecessor; absent when it does not wait. */
 export const DELIVERY_HELD = defineSearchAttributeKey('DeliveryHeld', 'KEYWORD');
 
 /**

@@ -25,8 +25,11 @@ export const WEBHOOK_DELIVERY = workflowDef<WebhookDeliveryInput, WebhookDeliver
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-/** Why an attempt waits without being made: the endpoint's breaker is open, or its attempts in flight are at the cap. */
-export const HOLD_REASONS = ['circuit_open', 'endpoint_busy'] as const;
+/**
+ * Why an attempt waits without being made: the endpoint's breaker is open, its attempts in flight are at the cap, or
+ * (an endpoint ordered per record) an earlier delivery of the same record has not been delivered or failed for good.
+ */
+export const HOLD_REASONS = ['circuit_open', 'endpoint_busy', 'awaiting_predecessor'] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];
 /** What made an attempt: the run's schedule, a re-run asked for, or a test send. */
 export type AttemptTrigger = 'automatic' | 'manual' | 'test';

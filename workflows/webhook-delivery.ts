@@ -77,6 +77,8 @@ const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
 const HELD_BECAUSE: Record<HoldReason, string> = {
   circuit_open: "the endpoint's circuit breaker is open (it failed too often in a row); it waits for the breaker's probe",
   endpoint_busy: 'the endpoint has as many attempts in flight as it may (WEBHOOK_ENDPOINT_MAX_IN_FLIGHT); it waits its turn, oldest first',
+  awaiting_predecessor:
+    "the endpoint is ordered per record, and an earlier change of this delivery's record has not been delivered or failed for good yet; it goes once that one has",
 };
 
 /**

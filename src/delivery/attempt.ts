@@ -22,17 +22,19 @@ import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-deliver
 
 /**
  * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions of
- * src/db/migrations/Migration20261203000000DeliveryEngine.ts, as Migration20261204000000EndpointRunBudget.ts last
- * replaced them; each one round trip):
+ * src/db/migrations/Migration20261203000000DeliveryEngine.ts, as Migration20261205000000EndpointAuthentication.ts
+ * and Migration20261206000000OrderedDelivery.ts last replaced them; each one round trip):
  *
  * 1. begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and
- *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts); a retry of an
- *    attempt already made is answered from its record.
+ *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts; on an endpoint ordered
+ *    per record, its record's earlier deliveries: docs/ordering.md); a retry of an attempt already made is answered
+ *    from its record.
  * 2. The signed POST through the SSRF guard (webhook-sender.ts), in the attempt's span; for an endpoint with
  *    authentication, with its headers, OAuth token and client certificate (endpoint-credentials.ts), all within the
  *    attempt's deadline.
  * 3. finish_delivery_attempt records the attempt and the delivery's state, the endpoint's failing streak, resolves the
- *    delivery's alerts once delivered, frees its slot and moves the breaker; it names the held deliveries to wake.
+ *    delivery's alerts once delivered, frees its slot and moves the breaker; it names the held deliveries to wake (and,
+ *    once delivered, its record's next delivery waiting for it).
  * 4. Only after a failure, or when deliveries wait: the endpoint disabled (410 Gone, or failing too long), the held
  *    deliveries woken, the breaker's move logged.
  *
@@ -146,6 +148,9 @@ const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'clos
   'finish_delivery_attempt',
   'select * from finish_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
 );
+
+/** The record's next delivery to the same endpoint, when it waits for this one (Migration20261206000000OrderedDelivery). */
+const RECORD_SUCCESSOR = new PreparedStatement<{ wake: string[] }>('record_successor_to_wake', 'select record_successor_to_wake($1) as wake');
 
 const MARK_IN_PROGRESS = new PreparedStatement(
   'mark_delivery_attempt_in_progress',
@@ -304,6 +309,15 @@ export class DeliveryAttempts {
       heartbeat();
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
+  }
+
+  /**
+   * The delivery ended without being delivered (failed for good, cancelled): on an endpoint ordered per record, the
+   * record's next delivery, waiting for it, goes now. A delivered one's finish wakes it.
+   */
+  async ended(deliveryId: string, endpointId: string): Promise<void> {
+    const [row] = await RECORD_SUCCESSOR.rows(this.em(), [deliveryId]);
+    if (row?.wake.length) await this.deps.wake(endpointId, row.wake);
   }
 
   /** Settles once every handed-off attempt has been recorded (a worker stopping waits for them). */

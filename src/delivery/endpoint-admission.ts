@@ -153,6 +153,15 @@ export async function allHeld(em: EntityManager, endpointId: string): Promise<st
   return rows.map((r) => r.id);
 }
 
+/** The endpoint's held deliveries that wait for `reason`, oldest first. */
+export async function heldFor(em: EntityManager, endpointId: string, reason: HoldReason): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null and held_reason = ? order by created_at, id`, [
+    endpointId,
+    reason,
+  ]);
+  return rows.map((r) => r.id);
+}
+
 /** How many of the endpoint's deliveries wait for it now: runs it holds, and deliveries deferred without a run. */
 export async function heldCount(em: EntityManager, endpointId: string): Promise<number> {
   const [row] = await em.execute<{ count: string }[]>(

@@ -11,14 +11,16 @@ import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
 import type { DeliveryWorkflows } from './delivery-workflows';
-import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
+import { type AdmissionSettings, allHeld, closeCircuit, heldFor, wakeHeld } from './endpoint-admission';
 import { normaliseSubscriptions } from './subscriptions';
-import { type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
+import { type EndpointOrdering, type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
 export interface EndpointFields {
   url: string;
   eventTypes: string[];
   payloadShape: PayloadShape;
+  /** One record's deliveries one at a time, in commit order (per_record), or each on its own (none). */
+  ordering: EndpointOrdering;
   description: string | null;
   /** The key whose own changes this endpoint is not sent; null for none. */
   apiKeyId: string | null;
@@ -43,7 +45,8 @@ export async function registerEndpoint(
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication'> & {
+  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering'> & {
+    ordering?: EndpointOrdering;
     apiKeyId?: string | null;
     maxAttemptsPerSecond?: number | null;
     authentication?: WebhookEndpointAuthenticationInput;
@@ -62,6 +65,7 @@ export async function registerEndpoint(
     description: input.description,
     eventTypes,
     payloadShape: input.payloadShape,
+    ordering: input.ordering ?? 'none',
     maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
     ...authentication,
     secretSealed: secretBox.seal(secret),
@@ -114,6 +118,10 @@ export async function updateEndpoint(
   if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
   if (patch.url !== undefined) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
+  // Ordered no more: what waits for its record's earlier delivery goes now. Ordered from now on: the deliveries not
+  // attempted yet wait for their records' earlier ones as they ask (admit_delivery_attempt).
+  const unordered = patch.ordering === 'none' && endpoint.ordering === 'per_record';
+  if (patch.ordering !== undefined) endpoint.ordering = patch.ordering;
   if (patch.description !== undefined) endpoint.description = patch.description;
   if (patch.status !== undefined && patch.status !== endpoint.status) {
     endpoint.status = patch.status;
@@ -132,6 +140,7 @@ export async function updateEndpoint(
   if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
   await em.flush();
   if (endpoint.status !== 'active') await releaseWaiting(em, deliveryWorkflows, endpoint.id);
+  else if (unordered) await wakeHeld(em, deliveryWorkflows, endpoint.id, await heldFor(em, endpoint.id, 'awaiting_predecessor'));
   return endpoint;
 }
 

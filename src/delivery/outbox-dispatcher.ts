@@ -54,11 +54,13 @@ const UNBEGUN = (scope: string) => `
 
 /**
  * The runs at an endpoint's door, by count: attempts in flight (live slots) and runs it holds (a deferred delivery
- * claimed and being started among them; one whose claim ran out has no run to hold).
+ * claimed and being started among them; one whose claim ran out has no run to hold). A run waiting for its record's
+ * earlier delivery (ordered per record) waits for that delivery, not for room at the door.
  */
 const AT_THE_DOOR = (endpoint: string) => `(
   (select count(*) from webhook_endpoint_slots s where s.endpoint_id = ${endpoint} and s.expires_at > now())
-  + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null and (d.deferred_since is null or d.start_claimed_until > now()))
+  + (select count(*) from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.held_until is not null and (d.deferred_since is null or d.start_claimed_until > now())
+       and d.held_reason is distinct from 'awaiting_predecessor')
 )::int`;
 
 /** How long an endpoint `e`'s oldest attempt in flight (a live slot) has been, in milliseconds; 0 when none is. */
@@ -84,13 +86,15 @@ const STALLED_AFTER_MS = 1000;
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
 
 /**
- * The runs an endpoint `e` has that occupy it, by count, when `inTrouble` (an IN_TROUBLE): its BUSY_RUNS and those
- * waiting to retry; 0 for a healthy one.
+ * The runs an endpoint `e` has that occupy it, by count, when `inTrouble` (an IN_TROUBLE): its BUSY_RUNS, those
+ * waiting to retry, and those waiting for their record's earlier delivery (ordered per record: behind a retrying one,
+ * a record's later changes would otherwise start a run each); 0 for a healthy one.
  */
 const OPEN_RUNS = (inTrouble: string) => `(
   case when ${inTrouble}
     then ${BUSY_RUNS}
        + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'retrying' and d.held_until is null and e.failing_since is not null)
+       + (select count(*) from webhook_deliveries d where d.endpoint_id = e.id and d.held_until is not null and d.held_reason = 'awaiting_predecessor')
     else 0 end
 )::int`;
 
@@ -134,7 +138,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
       order by t.turn, o.created_at, o.id limit $2 for update of o skip locked
    ), claimed as (
      update outbox_events o set claimed_until = now() + $3 * interval '1 second' from picked where o.id = picked.id
-     returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate
+     returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate, o.record_key, o.record_seq
    )
    select
      (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from (
@@ -163,11 +167,11 @@ const WRITE_DELIVERIES = new PreparedStatement(
   'write_outbox_deliveries',
   `with dispatched as (update outbox_events set dispatched_at = now(), claimed_until = null where id = any($3::uuid[])),
    let_go as (update outbox_events set claimed_until = null where id = any($5::uuid[]))
-   insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, deferred_since, start_claimed_until, created_at, updated_at)
-   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, now(),
+   insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, record_key, record_seq, deferred_since, start_claimed_until, created_at, updated_at)
+   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, d.record_key, d.record_seq, now(),
           case when d.id = any($2::uuid[]) then now() + $4 * interval '1 second' end, now() + (d.n - 1) * interval '1 microsecond', now()
-     from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text))
-          with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, n)
+     from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text, record_key text, record_seq bigint))
+          with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, record_key, record_seq, n)
    on conflict (event_id, endpoint_id) do nothing`,
 );
 
@@ -237,6 +241,9 @@ interface EventRow {
   created_at: Date;
   traceparent: string | null;
   tracestate: string | null;
+  /** The record the event is about and its place among the record's events (src/events/outbox-event.entity.ts). */
+  record_key: string | null;
+  record_seq: number | null;
 }
 
 interface EndpointRow {
@@ -462,6 +469,8 @@ export class OutboxDispatcher {
       payload: body.payload,
       traceparent: event.traceparent,
       tracestate: event.tracestate,
+      record_key: event.record_key,
+      record_seq: event.record_seq,
     };
   }
 

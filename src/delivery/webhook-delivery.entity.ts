@@ -40,6 +40,11 @@ import type { DeliveryStatus, HoldReason } from '../../workflows/webhook-deliver
   name: 'webhook_deliveries_endpoint_starting_idx',
   expression: 'create index "webhook_deliveries_endpoint_starting_idx" on "webhook_deliveries" ("endpoint_id") where "start_claimed_until" is not null',
 })
+@Index({
+  name: 'webhook_deliveries_record_order_idx',
+  expression:
+    'create index "webhook_deliveries_record_order_idx" on "webhook_deliveries" ("endpoint_id", "record_key", "record_seq") where "record_key" is not null and "status" in (\'pending\', \'retrying\')',
+})
 export class WebhookDelivery extends CompanyRecord {
   @ManyToOne(() => WebhookEndpoint, { ref: true, deleteRule: 'cascade' })
   endpoint!: Ref<WebhookEndpoint>;
@@ -114,4 +119,20 @@ export class WebhookDelivery extends CompanyRecord {
 
   @Property({ type: 'text', nullable: true })
   tracestate: string | null = null;
+
+  /**
+   * Its event's record and place among the record's events (OutboxEvent): an endpoint ordered per record gets the
+   * record's deliveries one at a time in that order. Null for test sends and events about no one record.
+   */
+  @Property({ type: 'text', nullable: true })
+  recordKey: Opt<string> | null = null;
+
+  @Property({ type: 'bigint', nullable: true })
+  recordSeq: Opt<string> | null = null;
+}
+
+/** Why the delivery waits without its attempt: held by its run, or deferred (no run yet) behind its endpoint's backlog; null when it does not wait. */
+export function waitingReason(delivery: Pick<WebhookDelivery, 'heldUntil' | 'heldReason' | 'deferredSince' | 'status'>): HoldReason | null {
+  if (delivery.heldUntil !== null && delivery.heldReason !== null) return delivery.heldReason;
+  return delivery.deferredSince !== null && delivery.status === 'pending' ? 'endpoint_busy' : null;
 }

@@ -8,6 +8,12 @@ export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
 export const ENDPOINT_STATUSES = ['active', 'disabled', 'deleted'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 /**
+ * none: each delivery goes on its own. per_record: one record's deliveries reach the endpoint one at a time, in the
+ * order its changes committed (docs/ordering.md).
+ */
+export const ENDPOINT_ORDERINGS = ['none', 'per_record'] as const;
+export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
+/**
  * The endpoint's circuit breaker (src/delivery/endpoint-admission.ts): closed lets attempts through; open holds them
  * until `circuitProbeAt`; half_open lets one probe attempt through, which closes or reopens it.
  */
@@ -49,6 +55,9 @@ export class WebhookEndpoint extends CompanyRecord {
 
   @Property({ type: 'text' })
   payloadShape: Opt<PayloadShape> = 'A';
+
+  @Property({ type: 'text', default: 'none' })
+  ordering: Opt<EndpointOrdering> = 'none';
 
   /** The signing secret (whsec_…), sealed with ENCRYPTION_KEY; shown to the subscriber once. */
   @Property({ type: 'text' })

@@ -12,6 +12,11 @@ import { CompanyRecord } from '../domain/company-record';
   name: 'outbox_events_undispatched_company',
   expression: 'create index "outbox_events_undispatched_company" on "outbox_events" ("company_id", "created_at", "id") where "dispatched_at" is null',
 })
+@Index({
+  name: 'outbox_events_undispatched_record_idx',
+  expression:
+    'create index "outbox_events_undispatched_record_idx" on "outbox_events" ("company_id", "record_key", "record_seq") where "record_key" is not null and "dispatched_at" is null',
+})
 export class OutboxEvent extends CompanyRecord {
   /** The event's registry key: its shape A name, or its shape B name when only the catalog describes it. */
   @Property({ type: 'text' })
@@ -45,4 +50,15 @@ export class OutboxEvent extends CompanyRecord {
 
   @Property({ type: 'text', nullable: true })
   tracestate: string | null = null;
+
+  /** The record the event is about (`<type>:<id>`, record-keys.ts); null for an event about no one record. */
+  @Property({ type: 'text', nullable: true })
+  recordKey: string | null = null;
+
+  /**
+   * The event's place among its record's events, in the order their transactions committed: assigned at commit
+   * (Migration20261206000000OrderedDelivery), so a transaction that began first but committed later comes after.
+   */
+  @Property({ type: 'bigint', nullable: true })
+  recordSeq: Opt<string> | null = null;
 }

@@ -4543,6 +4543,14 @@ export interface WebhookDelivery {
   last_status_code: number | null;
   last_error: string | null;
   next_attempt_at: string | null;
+  /**
+   * Why a delivery waits without making its attempt: its endpoint's breaker is open, its endpoint has as many attempts in flight as it may (or a backlog ahead), or (an endpoint ordered per_record) an earlier delivery of the same record is not delivered or failed for good yet. Null when it does not wait. A held delivery uses none of its attempts.
+   */
+  held_reason: 'circuit_open' | 'endpoint_busy' | 'awaiting_predecessor' | null;
+  /**
+   * The record the event is about, as <category>:<id> (docs/ordering.md): an endpoint ordered per_record gets one record's deliveries one at a time. Null for test sends and events about no one record.
+   */
+  record_key: string | null;
   delivered_at: string | null;
   failed_at: string | null;
   created_at: string;
@@ -4720,6 +4728,10 @@ export interface WebhookEndpointCreate {
    */
   payload_shape?: 'A' | 'B';
   /**
+   * none (default): each delivery goes on its own. per_record: the deliveries of one record (an event's type category and record id; docs/ordering.md) reach this endpoint one at a time, in the order their changes were committed; the next waits (held, awaiting_predecessor) until the previous one was delivered or failed for good. Other records are not held back.
+   */
+  ordering?: 'none' | 'per_record';
+  /**
    * At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit.
    */
   max_attempts_per_second?: number | null;
@@ -4744,6 +4756,10 @@ export interface WebhookEndpointUpdate {
    */
   event_types?: [string, ...string[]];
   payload_shape?: 'A' | 'B';
+  /**
+   * none (default): each delivery goes on its own. per_record: the deliveries of one record (an event's type category and record id; docs/ordering.md) reach this endpoint one at a time, in the order their changes were committed; the next waits (held, awaiting_predecessor) until the previous one was delivered or failed for good. Other records are not held back.
+   */
+  ordering?: 'none' | 'per_record';
   description?: string | null;
   api_key_id?: string | null;
   /**
@@ -4769,6 +4785,10 @@ export interface WebhookEndpoint {
   description: string | null;
   event_types: string[];
   payload_shape: 'A' | 'B';
+  /**
+   * none (default): each delivery goes on its own. per_record: the deliveries of one record (an event's type category and record id; docs/ordering.md) reach this endpoint one at a time, in the order their changes were committed; the next waits (held, awaiting_predecessor) until the previous one was delivered or failed for good. Other records are not held back.
+   */
+  ordering: 'none' | 'per_record';
   status: 'active' | 'disabled' | 'deleted';
   /**
    * Why it was disabled: through the API, a 410 Gone, or failing every attempt for WEBHOOK_DISABLE_AFTER.

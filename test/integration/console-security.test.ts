@@ -214,16 +214,31 @@ describe('console security', () => {
   it('manages an endpoint through the same services as REST: edit, disable and enable, rotate the secret once, delete', async () => {
     const acme = await companyWithUsers('Endpoints Co');
     const admin = await signedIn(acme.admin);
-    const rest = async () => (await stack.em().execute<{ url: string; status: string; description: string | null; event_types: string[]; payload_shape: string; api_key_id: string | null; secret_sealed: string }[]>(
-      'select url, status, description, event_types, payload_shape, api_key_id, secret_sealed from webhook_endpoints where id = ?', [acme.endpointId],
+    const rest = async () => (await stack.em().execute<{ url: string; status: string; description: string | null; event_types: string[]; payload_shape: string; ordering: string; api_key_id: string | null; secret_sealed: string }[]>(
+      'select url, status, description, event_types, payload_shape, ordering, api_key_id, secret_sealed from webhook_endpoints where id = ?', [acme.endpointId],
     ))[0]!;
     const before = await rest();
     const edit = await admin.get(`/console/endpoints/${acme.endpointId}/edit`);
     expect(edit.text).toContain('value="https://localhost:9/hook"');
-    const saved = await admin.post(`/console/endpoints/${acme.endpointId}`, { url: 'https://localhost:10/hook', event_types: ['workorder.created', 'po.*'], payload_shape: 'B', description: '', api_key_id: '' });
+    expect(edit.text).toContain('id="ordering-none" name="ordering" value="none" checked');
+    const saved = await admin.post(`/console/endpoints/${acme.endpointId}`, {
+      url: 'https://localhost:10/hook',
+      event_types: ['workorder.created', 'po.*'],
+      payload_shape: 'B',
+      ordering: 'per_record',
+      description: '',
+      api_key_id: '',
+    });
     expect(saved.location).toBe(`/console/endpoints/${acme.endpointId}`);
-    expect(await rest()).toMatchObject({ url: 'https://localhost:10/hook', event_types: ['work_order.created', 'po.*'], payload_shape: 'B', description: null, api_key_id: null });
-    expect((await admin.get(saved.location!)).text).toContain('The endpoint is saved.');
+    expect(await rest()).toMatchObject({ url: 'https://localhost:10/hook', event_types: ['work_order.created', 'po.*'], payload_shape: 'B', ordering: 'per_record', description: null, api_key_id: null });
+    const page = (await admin.get(saved.location!)).text;
+    expect(page).toContain('The endpoint is saved.');
+    expect(page).toContain("per record: one record&#39;s deliveries at a time, in commit order");
+    expect((await admin.get(`/console/endpoints/${acme.endpointId}/edit`)).text).toContain('id="ordering-per_record" name="ordering" value="per_record" checked');
+    const refused = await admin.post(`/console/endpoints/${acme.endpointId}`, { url: 'https://localhost:10/hook', event_types: ['po.*'], payload_shape: 'B', ordering: 'fifo', description: '', api_key_id: '' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('<fieldset class="field-error">\n        <legend>Ordering</legend>');
+    expect((await rest()).ordering).toBe('per_record');
 
     await admin.post(`/console/endpoints/${acme.endpointId}/status`, { status: 'disabled' });
     expect((await rest()).status).toBe('disabled');

@@ -69,6 +69,7 @@ describe('webhook endpoint registration', () => {
       description: 'ERP',
       event_types: ['employee.created', 'project.*', 'work_order.created'],
       payload_shape: 'A',
+      ordering: 'none',
       status: 'active',
       disabled_reason: null,
       disabled_at: null,

@@ -145,6 +145,22 @@ describe('client SDK against the service', () => {
     expect(delivery!.headers['x-gateway-key']).toBe(gatewayKey);
   });
 
+  it("orders an endpoint's deliveries per record through the typed client, and reads each delivery's record", async () => {
+    const sender = await createTenant(stack.orm);
+    const subscriber = clientOf(await addApiKey(stack, sender));
+    const hook = await startReceiver();
+    receivers.push(hook);
+    const endpoint = await subscriber.post('/webhook-endpoints', { body: { url: hook.url, event_types: ['customer.*'], ordering: 'per_record' } });
+    expect(endpoint.ordering).toBe('per_record');
+
+    const customer = await clientOf(sender).post('/customers', { body: { name: 'Ordered Ltd' } });
+    const [received] = await hook.waitForRequests(1, 20_000);
+    const delivery = await subscriber.get('/webhook-deliveries/{id}', { params: { path: { id: String(received!.headers['x-webhook-id']) } } });
+    expect(delivery).toMatchObject({ record_key: `customer:${customer.id}`, held_reason: null });
+    const unordered = await subscriber.put('/webhook-endpoints/{id}', { params: { path: { id: endpoint.id } }, body: { ordering: 'none' } });
+    expect(unordered.ordering).toBe('none');
+  });
+
   it('verifies a real delivery, refuses it tampered with or too old, and accepts the old secret during a rotation', async () => {
     const sender = await createTenant(stack.orm);
     // Changes are not delivered back to the endpoint of the key that made them: the endpoint is another key's.

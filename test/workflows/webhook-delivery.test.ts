@@ -421,6 +421,24 @@ describe('webhookDelivery in skipped time', () => {
     expect(made!.atMs - plan!.atMs).toBeLessThan(21 * MINUTE);
   });
 
+  test("a first attempt waiting for its record's earlier delivery is held, says so, and is made once that delivery's end wakes it", async () => {
+    const { activities, calls, attempts } = deliveryActivities([delivered], { heldForMs: 5 * MINUTE, reason: 'awaiting_predecessor' });
+    await withWorker(env, activities, async (taskQueue) => {
+      const { handle } = await start(taskQueue, newDelivery());
+      await env.sleep(2 * MINUTE);
+      const waiting = await handle.describe();
+      expect(waiting.typedSearchAttributes.get(DELIVERY_HELD)).toBe('awaiting_predecessor');
+      expect(attemptsOf(attempts)).toEqual([]);
+      await handle.signal(endpointReadySignal);
+      expect(await handle.result()).toEqual({ status: 'delivered', attempts: 1 });
+    });
+    const [plan] = named(calls, 'makeFirstAttempt');
+    const [made] = attempts;
+    // Made when woken, not at the end of its wait; none of its attempts used meanwhile.
+    expect(made!.atMs - plan!.atMs).toBeLessThan(3 * MINUTE);
+    expect(attemptsOf(attempts).map((a) => a.attemptNumber)).toEqual([0]);
+  });
+
   test('a run begun before plans were local activities replays with this code: it keeps its plan activity and search attributes', async () => {
     // Recorded from the workflow before the change (main at c003a0c): a 503, a hold, a wake-up, then delivered.
     const json = JSON.parse(readFileSync(path.join(__dirname, 'histories/webhook-delivery-remote-plan.json'), 'utf8'));

@@ -2,7 +2,7 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import { deliveryTrace, RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
-import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
+import { type WebhookDelivery, waitingReason } from '../../delivery/webhook-delivery.entity';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { traceIdOf } from '../../observability/trace-context';
 import { html } from '../html';
@@ -10,7 +10,7 @@ import type { Session } from '../users/sessions';
 import { badge, errorSummary, postForm, table, time } from './components';
 import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
 import { layout } from './layout';
-import { DELIVERY_STATUSES } from '../../../workflows/webhook-delivery.contract';
+import { DELIVERY_STATUSES, type HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 export interface LogFilters {
   endpoint_id: string;
@@ -87,9 +87,17 @@ function pretty(payload: string): string {
   }
 }
 
+/** Why a delivery waits without making its attempt, in words. */
+const WAITING_BECAUSE: Record<HoldReason, string> = {
+  circuit_open: "for the endpoint's circuit breaker, open after failures in a row, to let a probe through",
+  endpoint_busy: 'for its turn: the endpoint has as many attempts in flight as it may, or a backlog ahead of it',
+  awaiting_predecessor: "for an earlier change of the same record: the endpoint is ordered per record, and this goes once that one is delivered or failed for good",
+};
+
 export function deliveryPage(session: Session, { delivery, endpoint, attempts }: DeliveryPageData): string {
   const traceId = traceIdOf(deliveryTrace(delivery));
   const canResend = session.user.role === 'admin' && (RERUNNABLE_STATUSES as readonly string[]).includes(delivery.status);
+  const waiting = waitingReason(delivery);
   return layout({
     title: `Delivery of ${delivery.eventType}`,
     nav: 'deliveries',
@@ -104,6 +112,7 @@ export function deliveryPage(session: Session, { delivery, endpoint, attempts }:
         <dt>Attempts</dt><dd>${delivery.attemptCount}</dd>
         <dt>Last status code</dt><dd>${delivery.lastStatusCode ?? html`<span class="muted">none</span>`}</dd>
         <dt>Last error</dt><dd>${delivery.lastError ?? html`<span class="muted">none</span>`}</dd>
+        ${waiting ? html`<dt>Waits</dt><dd id="waiting-reason">${WAITING_BECAUSE[waiting]}</dd>` : ''}
         ${delivery.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${time(delivery.nextAttemptAt)}</dd>` : ''}
         ${delivery.deliveredAt ? html`<dt>Delivered</dt><dd>${time(delivery.deliveredAt)}</dd>` : ''}
         ${delivery.failedAt ? html`<dt>Failed</dt><dd>${time(delivery.failedAt)}</dd>` : ''}

@@ -18,6 +18,7 @@ type EndpointView = Pick<
   | 'description'
   | 'eventTypes'
   | 'payloadShape'
+  | 'ordering'
   | 'status'
   | 'createdAt'
   | 'circuitState'
@@ -80,6 +81,7 @@ export interface EndpointForm {
   description: string;
   eventTypes: string[];
   payloadShape: string;
+  ordering: string;
   apiKeyId: string;
   headers: HeaderRow[];
   oauth: { tokenUrl: string; clientId: string; clientSecret: string; scope: string; audience: string };
@@ -194,6 +196,9 @@ export function endpointFormPage(session: Session, mode: { action: string; title
   const shape = form.payloadShape || 'A';
   const radio = (value: string, label: string) =>
     html`<div class="check"><input type="radio" id="shape-${value}" name="payload_shape" value="${value}"${shape === value ? html` checked` : ''}><label for="shape-${value}">${label}</label></div>`;
+  const ordering = form.ordering || 'none';
+  const orderingRadio = (value: string, label: string) =>
+    html`<div class="check"><input type="radio" id="ordering-${value}" name="ordering" value="${value}"${ordering === value ? html` checked` : ''}><label for="ordering-${value}">${label}</label></div>`;
   return layout({
     title: mode.title,
     nav: 'endpoints',
@@ -209,6 +214,12 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         ${errors.payload_shape ? html`<p class="error">${errors.payload_shape}</p>` : ''}
         ${radio('A', 'A: detailed (event_id, event_type, timestamp, company_id, data)')}
         ${radio('B', 'B: catalog (event, timestamp, data; work orders as workorder.*)')}
+      </fieldset>
+      <fieldset${errors.ordering ? html` class="field-error"` : ''}>
+        <legend>Ordering</legend>
+        ${errors.ordering ? html`<p class="error">${errors.ordering}</p>` : ''}
+        ${orderingRadio('none', 'None: each delivery goes on its own, retries may overtake')}
+        ${orderingRadio('per_record', "Per record: one record's changes arrive one at a time, in the order they happened; other records are not held back")}
       </fieldset>
       <div class="field${errors.api_key_id ? ' field-error' : ''}">
         <label for="field-api_key_id">Do not send changes made with this API key</label>
@@ -342,6 +353,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
         <dt>Circuit breaker</dt><dd>${circuitSummary(session, endpoint, data.held, base)}</dd>
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
+        <dt>Ordering</dt><dd>${endpoint.ordering === 'per_record' ? "per record: one record's deliveries at a time, in commit order" : 'none'}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         ${authenticationSummary(endpoint)}

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /** How long a woken held delivery keeps a free slot of its endpoint for itself (held_to_wake). */
-const WAKE_RESERVATION = '5 seconds';
+export const WAKE_RESERVATION = '5 seconds';
 
 /**
  * Issue 43, isolation inside a company: an endpoint has a budget of runs, and its deliveries beyond it wait deferred,

@@ -1523,7 +1523,7 @@ export interface paths {
         get: operations["getWebhookEndpointsById"];
         /**
          * Update an endpoint
-         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value.
+         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. ordering none releases the deliveries that wait for their record's earlier one at once; per_record orders the deliveries not attempted yet.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -4763,6 +4763,11 @@ export interface components {
             period_end: components["schemas"]["common.definitions.date"];
         };
         /**
+         * @description none (default): each delivery goes on its own. per_record: the deliveries of one record (an event's type category and record id; docs/ordering.md) reach this endpoint one at a time, in the order their changes were committed; the next waits (held, awaiting_predecessor) until the previous one was delivered or failed for good. Other records are not held back.
+         * @enum {unknown}
+         */
+        "WebhookEndpoints.ordering": "none" | "per_record";
+        /**
          * CircuitBreaker
          * @description Opens when WEBHOOK_CIRCUIT_FAILURES different deliveries have each failed a retry too, with no success between (timeouts, connection errors, 5xx): the endpoint's deliveries then wait, without using up their attempts, until one probe attempt at next_probe_at succeeds (closed) or fails (open again, for twice as long). POST /webhook-endpoints/{id}/close-circuit closes it by hand.
          */
@@ -4828,6 +4833,7 @@ export interface components {
             event_types: string[];
             /** @enum {unknown} */
             payload_shape: "A" | "B";
+            ordering: components["schemas"]["WebhookEndpoints.ordering"];
             /** @enum {unknown} */
             status: "active" | "disabled" | "deleted";
             /** @description Why it was disabled: through the API, a 410 Gone, or failing every attempt for WEBHOOK_DISABLE_AFTER. */
@@ -4908,6 +4914,7 @@ export interface components {
              * @enum {unknown}
              */
             payload_shape?: "A" | "B";
+            ordering?: components["schemas"]["WebhookEndpoints.ordering"];
             max_attempts_per_second?: components["schemas"]["WebhookEndpoints.maxAttemptsPerSecond"];
             description?: string;
             /**
@@ -4926,6 +4933,7 @@ export interface components {
             event_types?: components["schemas"]["WebhookEndpoints.eventTypes"];
             /** @enum {unknown} */
             payload_shape?: "A" | "B";
+            ordering?: components["schemas"]["WebhookEndpoints.ordering"];
             description?: string | null;
             /** Format: uuid */
             api_key_id?: string | null;
@@ -4990,6 +4998,13 @@ export interface components {
             last_error: string | null;
             /** Format: date-time */
             next_attempt_at: string | null;
+            /**
+             * @description Why a delivery waits without making its attempt: its endpoint's breaker is open, its endpoint has as many attempts in flight as it may (or a backlog ahead), or (an endpoint ordered per_record) an earlier delivery of the same record is not delivered or failed for good yet. Null when it does not wait. A held delivery uses none of its attempts.
+             * @enum {unknown}
+             */
+            held_reason: "circuit_open" | "endpoint_busy" | "awaiting_predecessor" | null;
+            /** @description The record the event is about, as <category>:<id> (docs/ordering.md): an endpoint ordered per_record gets one record's deliveries one at a time. Null for test sends and events about no one record. */
+            record_key: string | null;
             /** Format: date-time */
             delivered_at: string | null;
             /** Format: date-time */

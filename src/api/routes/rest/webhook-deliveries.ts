@@ -14,7 +14,7 @@ import {
   type StatusCodeClass,
 } from '../../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../../delivery/webhook-alert.entity';
-import { type WebhookDelivery } from '../../../delivery/webhook-delivery.entity';
+import { type WebhookDelivery, waitingReason } from '../../../delivery/webhook-delivery.entity';
 import { ApiError } from '../../../errors';
 import { isUuid } from '../../../schemas/formats';
 import { iso } from '../../../domain/event-format';
@@ -64,6 +64,8 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
     last_status_code: delivery.lastStatusCode,
     last_error: delivery.lastError,
     next_attempt_at: iso(delivery.nextAttemptAt),
+    held_reason: waitingReason(delivery),
+    record_key: delivery.recordKey,
     delivered_at: iso(delivery.deliveredAt),
     failed_at: iso(delivery.failedAt),
     created_at: delivery.createdAt.toISOString(),

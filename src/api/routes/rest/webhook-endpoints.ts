@@ -43,6 +43,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
     description: endpoint.description,
     event_types: endpoint.eventTypes,
     payload_shape: endpoint.payloadShape,
+    ordering: endpoint.ordering,
     status: endpoint.status,
     disabled_reason: endpoint.disabledReason,
     disabled_at: iso(endpoint.disabledAt),
@@ -83,6 +84,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           url: body.url,
           eventTypes: body.event_types,
           payloadShape: body.payload_shape ?? 'A',
+          ordering: body.ordering,
           description: body.description ?? null,
           apiKeyId: body.api_key_id,
           maxAttemptsPerSecond: body.max_attempts_per_second,
@@ -123,7 +125,8 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       summary: 'Update an endpoint',
       description:
         'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). ' +
-        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value.',
+        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. ' +
+        'ordering none releases the deliveries that wait for their record\'s earlier one at once; per_record orders the deliveries not attempted yet.',
       body: { schema: `${SCHEMA}/update` },
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
@@ -132,6 +135,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           url: body.url,
           eventTypes: body.event_types,
           payloadShape: body.payload_shape,
+          ordering: body.ordering,
           description: body.description,
           apiKeyId: body.api_key_id,
           status: body.status,
