@@ -7,7 +7,7 @@ import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, regis
 import { heldCount } from '../../delivery/endpoint-admission';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
-import type { WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
+import type { EndpointFilter, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
@@ -62,6 +62,7 @@ function formOf(ctx: ConsoleContext): EndpointForm {
     certificate: text(form, 'client_certificate').trim(),
     privateKey: text(form, 'client_private_key').trim(),
     privateKeySaved: text(form, 'client_private_key_saved') === 'on',
+    filter: text(form, 'filter').trim(),
   };
 }
 
@@ -80,6 +81,7 @@ function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
     certificate: endpoint.clientCertificate ?? '',
     privateKey: '',
     privateKeySaved: endpoint.clientKeySealed !== null,
+    filter: endpoint.filter ? JSON.stringify(endpoint.filter, null, 2) : '',
   };
 }
 
@@ -95,7 +97,19 @@ const EMPTY_FORM: EndpointForm = {
   certificate: '',
   privateKey: '',
   privateKeySaved: false,
+  filter: '',
 };
+
+/** The filter as typed: JSON (checked as the REST body's filter), or nothing for none. */
+function filterOf(form: EndpointForm): EndpointFilter {
+  if (!form.filter) return null;
+  try {
+    return JSON.parse(form.filter) as EndpointFilter;
+  } catch (error) {
+    const reason = `is not JSON: ${(error as Error).message}`;
+    throw ApiError.invalid('filter', reason, `The filter ${reason}.`);
+  }
+}
 
 /** The form's authentication as the REST body's: every method given, so what the form leaves empty is removed. */
 function authenticationOf(form: EndpointForm): WebhookEndpointAuthenticationInput {
@@ -131,6 +145,7 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
     ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
     authentication: authenticationOf(form),
+    filter: filterOf(form),
   };
 }
 
@@ -189,6 +204,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             description: body.description ?? null,
             apiKeyId: body.api_key_id ?? null,
             authentication: body.authentication,
+            filter: body.filter,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
           sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
@@ -236,6 +252,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             description: body.description,
             apiKeyId: body.api_key_id,
             authentication: body.authentication,
+            filter: body.filter,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
         }),
