@@ -78,16 +78,42 @@ function reader(path: string): (body: unknown) => unknown {
   };
 }
 
+/**
+ * A field's date or timestamp (RFC 3339 with its zone, or YYYY-MM-DD as midnight UTC) as an instant in milliseconds;
+ * NaN for anything else.
+ */
+const DATE_OR_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2})))?$/;
+function fieldInstant(field: string): number {
+  const m = DATE_OR_TIMESTAMP.exec(field);
+  if (!m) return NaN;
+  const utc = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, m[4] ? +m[4] : 0, m[5] ? +m[5] : 0, m[6] ? +m[6] : 0, m[7] ? Math.floor(+m[7] * 1000) : 0);
+  return m[8] ? utc - (m[8] === '-' ? -1 : 1) * (+m[9]! * 60 + +m[10]!) * 60_000 : utc;
+}
+
+/**
+ * A field's date or timestamp as the UTC text toISOString writes (2026-01-05T10:00:00.000Z), whose order is the
+ * instants' order; null for anything else. The forms the service writes (toISOString's, without milliseconds, a date)
+ * are put in it by their shape alone, without parsing: this runs for every event a date comparison sees.
+ */
+function utcText(field: unknown): string | null {
+  if (typeof field !== 'string') return null;
+  const dashes = field.length >= 10 && field[4] === '-' && field[7] === '-';
+  if (dashes && field.length === 24 && field[10] === 'T' && field[19] === '.' && field[23] === 'Z') return field;
+  if (dashes && field.length === 20 && field[10] === 'T' && field[19] === 'Z') return `${field.slice(0, 19)}.000Z`;
+  if (dashes && field.length === 10) return `${field}T00:00:00.000Z`;
+  const instant = fieldInstant(field);
+  return Number.isNaN(instant) ? null : new Date(instant).toISOString();
+}
+
 /** The comparison of a field with a number (numbers only) or a date (dates and timestamps only), by its sign. */
 function comparison(operator: Operator, value: number | string): (field: unknown) => boolean {
   const holds: (difference: number) => boolean =
     operator === 'gt' ? (d) => d > 0 : operator === 'gte' ? (d) => d >= 0 : operator === 'lt' ? (d) => d < 0 : (d) => d <= 0;
   if (typeof value === 'number') return (field) => typeof field === 'number' && holds(field - value);
-  const instant = comparableDate(value)!;
+  const bound = new Date(comparableDate(value)!).toISOString();
   return (field) => {
-    if (typeof field !== 'string') return false;
-    const fieldInstant = comparableDate(field);
-    return fieldInstant !== null && holds(fieldInstant - instant);
+    const text = utcText(field);
+    return text !== null && holds(text < bound ? -1 : text > bound ? 1 : 0);
   };
 }
 
