@@ -18,6 +18,8 @@ export type ShapeBName = (typeof SHAPE_B_EVENT_NAMES)[number];
 export const OPERATIONAL_EVENT_TYPES = ['endpoint.disabled', 'endpoint.circuit_opened', 'endpoint.circuit_closed', 'delivery.failed', 'delivery.recovered'] as const satisfies readonly ShapeAName[];
 const OPERATIONAL = new Set<string>(OPERATIONAL_EVENT_TYPES);
 
+export const isOperational = (eventKey: string) => OPERATIONAL.has(eventKey);
+
 /** The endpoint an operational event is about; null for any other event. */
 export function endpointAbout(eventKey: string, data: Record<string, unknown> | null): string | null {
   if (!OPERATIONAL.has(eventKey)) return null;

@@ -226,7 +226,10 @@ export interface DeliveryFailedData {
    */
   endpoint: {
     id: string;
-    url: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
     description: string | null;
   };
   attempt_count: number;
@@ -247,7 +250,10 @@ export interface DeliveryRecoveredData {
    */
   endpoint: {
     id: string;
-    url: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
     description: string | null;
   };
   attempt_count: number;
@@ -339,7 +345,10 @@ export interface EndpointCircuitClosedData {
    */
   endpoint: {
     id: string;
-    url: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
     description: string | null;
   };
   opened_at: string | null;
@@ -355,7 +364,10 @@ export interface EndpointCircuitOpenedData {
    */
   endpoint: {
     id: string;
-    url: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
     description: string | null;
   };
   opened_at: string;
@@ -375,7 +387,10 @@ export interface EndpointDisabledData {
    */
   endpoint: {
     id: string;
-    url: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
     description: string | null;
   };
   /**

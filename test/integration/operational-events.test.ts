@@ -7,7 +7,7 @@ interface OperationalBody {
   event_id: string;
   event_type: string;
   company_id: string;
-  data: { endpoint: { id: string; url: string; description: string | null }; [field: string]: unknown };
+  data: { endpoint: { id: string; host: string; description: string | null }; [field: string]: unknown };
 }
 
 /**
@@ -22,6 +22,8 @@ describe('operational events', () => {
   /** The account's operations system: subscribed to every operational event. */
   let opsHook: TestReceiver;
   let ops: RegisteredEndpoint;
+  /** Subscribed to everything: that is every event of the company's records, not the operational ones. */
+  let everythingHook: TestReceiver;
 
   const call = (method: string, path: string, body?: unknown) => request(stack.baseUrl, method, `/api/v1${path}`, { key: tenant.key, body });
   const bodiesOf = (requests: ReceivedRequest[]) => requests.map((r) => JSON.parse(r.body) as OperationalBody);
@@ -43,8 +45,11 @@ describe('operational events', () => {
     tenant = await createTenant(stack.orm, ['admin']);
     opsHook = await startReceiver();
     ops = await registerEndpoint(stack, tenant.key, { url: opsHook.url, event_types: ['endpoint.*', 'delivery.*'], api_key_id: null, description: 'operations' });
+    everythingHook = await startReceiver();
+    await registerEndpoint(stack, tenant.key, { url: everythingHook.url, event_types: ['*'], api_key_id: null });
   });
   afterAll(async () => {
+    await everythingHook.close();
     await opsHook.close();
     await stack.close();
   });
@@ -66,7 +71,7 @@ describe('operational events', () => {
       expect(opened).toMatchObject({
         event_type: 'endpoint.circuit_opened',
         company_id: tenant.companyId,
-        data: { endpoint: { id: flaky.id, url: flakyHook.url, description: 'flaky' }, opened_at: expect.any(String), next_probe_at: expect.any(String), failing_deliveries: 2 },
+        data: { endpoint: { id: flaky.id, host: 'localhost', description: 'flaky' }, opened_at: expect.any(String), next_probe_at: expect.any(String), failing_deliveries: 2 },
       });
       flakyHook.respondWith(() => ({ status: 200 }));
       const closed = bodiesOf([await opsReceived('endpoint.circuit_closed', flaky.id)])[0]!;
@@ -95,7 +100,7 @@ describe('operational events', () => {
       expect((await call('POST', '/customers', { name: 'Harbourfront Holdings' })).status).toBe(201);
       const disabled = bodiesOf([await opsReceived('endpoint.disabled', gone.id)])[0]!;
       expect(disabled.data).toEqual({
-        endpoint: { id: gone.id, url: goneHook.url, description: null },
+        endpoint: { id: gone.id, host: 'localhost', description: null },
         reason: expect.stringContaining('410 Gone'),
         disabled_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       });
@@ -118,7 +123,7 @@ describe('operational events', () => {
         delivery_id: expect.any(String),
         event_id: expect.any(String),
         event_type: 'location.created',
-        endpoint: { id: dead.id, url: deadHook.url, description: 'dead' },
+        endpoint: { id: dead.id, host: 'localhost', description: 'dead' },
         attempt_count: 6,
         last_status_code: 500,
         last_error: expect.any(String),
@@ -137,7 +142,7 @@ describe('operational events', () => {
         delivery_id: deliveryId,
         event_id: failed.data.event_id,
         event_type: 'location.created',
-        endpoint: { id: dead.id, url: deadHook.url, description: 'dead' },
+        endpoint: { id: dead.id, host: 'localhost', description: 'dead' },
         attempt_count: 7,
         failed_at: failed.data.failed_at,
         delivered_at: expect.any(String),
@@ -182,5 +187,11 @@ describe('operational events', () => {
     } finally {
       await Promise.all([firstHook.close(), secondHook.close()]);
     }
+  });
+
+  it('sends none of them to an endpoint subscribed to everything (*)', async () => {
+    const types = new Set(bodiesOf(everythingHook.requests).map((b) => b.event_type));
+    expect(types.size).toBeGreaterThan(0);
+    expect([...types].filter((type) => type.startsWith('endpoint.') || type.startsWith('delivery.'))).toEqual([]);
   });
 });

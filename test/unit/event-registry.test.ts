@@ -48,6 +48,9 @@ describe('event registry', () => {
     expect(normaliseSubscriptions(['endpoint.*', 'delivery.failed'])).toEqual(['endpoint.*', 'delivery.failed']);
     expect(isSubscribed(normaliseSubscriptions(['endpoint.*']), 'endpoint.circuit_opened')).toBe(true);
     expect(isSubscribed(normaliseSubscriptions(['delivery.*']), 'delivery.recovered')).toBe(true);
+    // They name the company's other endpoints: not part of "everything".
+    expect(isSubscribed(['*'], 'endpoint.disabled')).toBe(false);
+    expect(isSubscribed(['*', 'delivery.failed'], 'delivery.failed')).toBe(true);
     expect(endpointAbout('delivery.failed', { endpoint: { id: 'e1' } })).toBe('e1');
     expect(endpointAbout('vendor.created', { endpoint: { id: 'e1' } })).toBeNull();
   });

@@ -26,8 +26,10 @@ export class Migration20261207000000FiltersAndOperationalEvents extends Migratio
       insert into outbox_events (id, company_id, created_at, updated_at, event_type, data)
       values (gen_random_uuid(), p_company, now(), now(), p_event_type, p_data) $$;`);
 
+    // The endpoint by its host, not its URL: a URL's path or query may hold a token (a Slack hook's does), and the event
+    // may go to another system's endpoint of the company.
     this.addSql(`create function endpoint_summary(p_id uuid, p_url text, p_description text) returns jsonb language sql immutable as $$
-      select jsonb_build_object('id', p_id, 'url', p_url, 'description', p_description) $$;`);
+      select jsonb_build_object('id', p_id, 'host', substring(p_url from '^[A-Za-z][A-Za-z0-9+.-]*://(\\[[^]]+\\]|[^/:?#]+)'), 'description', p_description) $$;`);
 
     // Disabled (from active: a 410, failing too long, or through the API); the breaker of an active endpoint opened
     // (from closed; a failed probe reopening it is no news) or closed (by a probe, any success, or by hand).

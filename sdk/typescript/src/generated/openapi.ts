@@ -6398,7 +6398,8 @@ export interface components {
         "EventDefinitions.operationalEndpoint": {
             /** Format: uuid */
             id: string;
-            url: string;
+            /** @description The host of its URL (not the URL: a path or query may hold a token). */
+            host: string;
             description: string | null;
         };
         /**
@@ -6410,7 +6411,7 @@ export interface components {
          *       "event_type": "work_order.updated",
          *       "endpoint": {
          *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
-         *         "url": "https://erp.example.com/webhooks",
+         *         "host": "erp.example.com",
          *         "description": "ERP sync"
          *       },
          *       "attempt_count": 6,
@@ -6441,7 +6442,7 @@ export interface components {
          *       "event_type": "work_order.updated",
          *       "endpoint": {
          *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
-         *         "url": "https://erp.example.com/webhooks",
+         *         "host": "erp.example.com",
          *         "description": "ERP sync"
          *       },
          *       "attempt_count": 7,
@@ -6709,7 +6710,7 @@ export interface components {
          * @example {
          *       "endpoint": {
          *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
-         *         "url": "https://erp.example.com/webhooks",
+         *         "host": "erp.example.com",
          *         "description": "ERP sync"
          *       },
          *       "opened_at": "2026-12-07T09:12:44.121Z",
@@ -6727,7 +6728,7 @@ export interface components {
          * @example {
          *       "endpoint": {
          *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
-         *         "url": "https://erp.example.com/webhooks",
+         *         "host": "erp.example.com",
          *         "description": "ERP sync"
          *       },
          *       "opened_at": "2026-12-07T09:12:44.121Z",
@@ -6748,7 +6749,7 @@ export interface components {
          * @example {
          *       "endpoint": {
          *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
-         *         "url": "https://erp.example.com/webhooks",
+         *         "host": "erp.example.com",
          *         "description": "ERP sync"
          *       },
          *       "reason": "The endpoint answered 410 Gone at 2026-12-07T09:12:44.120Z",
