@@ -203,8 +203,8 @@ export interface FilterTestInput {
 export async function testEndpointFilter(em: EntityManager, companyId: string, id: string, input: FilterTestInput) {
   const endpoint = await getEndpoint(em, companyId, id);
   if ((input.event === undefined) === (input.eventType === undefined)) throw ApiError.invalid('event', 'give either event (a body) or event_type');
+  if (input.filter) checkFilter(input.filter);
   const filter = input.filter === undefined ? endpoint.filter : input.filter;
-  if (filter) checkFilter(filter);
   const event = input.event ?? (await latestEventBody(em, endpoint, input.eventType!));
   return { matches: filter ? compileFilter(filter)(event) : true, filter, event };
 }
