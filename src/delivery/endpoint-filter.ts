@@ -65,13 +65,16 @@ function comparableDate(text: string): number | null {
   return parseTimestamp(text)?.getTime() ?? null;
 }
 
-/** Reads a path's value out of a body: undefined when a step is missing or not an object or array. */
+/**
+ * Reads a path's value out of a body: undefined when a step is missing or not an object or array. Own fields only: a
+ * path such as data.constructor names nothing a body holds.
+ */
 function reader(path: string): (body: unknown) => unknown {
   const steps = path.split('.');
   return (body) => {
     let value = body;
     for (const step of steps) {
-      if (value === null || typeof value !== 'object') return undefined;
+      if (value === null || typeof value !== 'object' || !Object.hasOwn(value, step)) return undefined;
       value = (value as Record<string, unknown>)[step];
     }
     return value;

@@ -25,6 +25,9 @@ describe('endpoint filter', () => {
     expect(matches({ path: 'a.b', ne: 1 }, {})).toBe(true);
     expect(matches({ path: 'a', nin: [1] }, {})).toBe(true);
     expect(matches({ path: 'a', exists: false }, { a: null })).toBe(true);
+    expect(matches({ path: 'data.constructor', exists: true }, { data: {} })).toBe(false);
+    expect(matches({ path: '__proto__', exists: true }, {})).toBe(false);
+    expect(matches({ path: 'list.1', eq: 'b' }, { list: ['a', 'b'] })).toBe(true);
   });
 
   it('compiles a filter once per endpoint version', () => {
