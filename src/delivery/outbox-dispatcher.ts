@@ -395,11 +395,17 @@ export class OutboxDispatcher {
     // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
     const eventOf = new Map<DeliveryToStart, (typeof events)[number]>();
+    // The endpoints each event's filter left out, counted once the event is dispatched (one that waits comes back).
+    const filteredOut = new Map<string, string[]>();
     for (const event of events) {
       const written = new Set(event.written_to);
       const bodies = new Map<PayloadShape, Record<string, unknown>>();
       for (const endpoint of recipientsOf(event, claim!.endpoints)) {
-        if (written.has(endpoint.id) || !this.passesFilter(event, endpoint, bodies)) continue;
+        if (written.has(endpoint.id)) continue;
+        if (!this.passesFilter(event, endpoint, bodies)) {
+          filteredOut.set(event.id, [...(filteredOut.get(event.id) ?? []), endpoint.id]);
+          continue;
+        }
         const delivery = this.toStart(
           { id: deliveryIdFor(event.id, endpoint.id), company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event_type, traceparent: event.traceparent, tracestate: event.tracestate },
           endpoint.url,
@@ -445,6 +451,7 @@ export class OutboxDispatcher {
       CLAIM_SECONDS,
       `{${[...letGo, ...waitingEvents].join(',')}}`,
     ]);
+    for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
@@ -476,10 +483,7 @@ export class OutboxDispatcher {
     };
   }
 
-  /**
-   * Whether the event's body, as the endpoint would be sent it (made once per shape of the event: `bodies`), matches the
-   * endpoint's filter; an event left out is counted.
-   */
+  /** Whether the event's body, as the endpoint would be sent it (made once per shape of the event: `bodies`), matches the endpoint's filter. */
   private passesFilter(event: EventRow, endpoint: EndpointRow, bodies: Map<PayloadShape, Record<string, unknown>>): boolean {
     if (endpoint.filter === null) return true;
     let body = bodies.get(endpoint.payload_shape);
@@ -488,9 +492,7 @@ export class OutboxDispatcher {
       body = deliveryEnvelope(stored, endpoint.payload_shape).body;
       bodies.set(endpoint.payload_shape, body);
     }
-    const matches = this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(body);
-    if (!matches) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpoint.id });
-    return matches;
+    return this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(body);
   }
 
   /**
