@@ -12,26 +12,25 @@ import { isValidDate, parseTimestamp } from '../schemas/formats';
  * dispatcher runs it for every event an endpoint is subscribed to.
  */
 
-export const OPERATORS = ['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists'] as const;
+const OPERATORS = ['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists'] as const;
 type Operator = (typeof OPERATORS)[number];
 const COMBINATORS = ['and', 'or', 'not'] as const;
 const COMPARISONS = new Set<Operator>(['gt', 'gte', 'lt', 'lte']);
 
 /** Conditions one filter may hold at most, and how deep its and/or/not may nest. */
-export const MAX_CONDITIONS = 50;
-export const MAX_DEPTH = 6;
+const MAX_CONDITIONS = 50;
+const MAX_DEPTH = 6;
 
-/** A dotted path of field names and array indexes: data.project.project_code, data.assigned_employees.0.role. */
-export const PATH_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*(\\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$';
-const PATH = new RegExp(PATH_PATTERN);
+/** A dotted path of field names and array indexes (the schema's pattern): data.project.project_code, data.assigned_employees.0.role. */
+const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$/;
 
-export type FilterMatch = (body: Readonly<Record<string, unknown>>) => boolean;
+type FilterMatch = (body: Readonly<Record<string, unknown>>) => boolean;
 
 type Scalar = string | number | boolean | null;
 type Node = Record<string, unknown>;
 
 /** Checks a filter the schema accepted, throwing a 400 that names the field at fault (filter.and[1].gt). */
-export function checkFilter(filter: EndpointFilter, field = 'filter'): void {
+export function checkFilter(filter: NonNullable<EndpointFilter>): void {
   let conditions = 0;
   const visit = (node: Node, at: string, depth: number): void => {
     if (depth > MAX_DEPTH) throw ApiError.invalid(at, `nests and/or/not deeper than ${MAX_DEPTH} levels`);
@@ -50,13 +49,13 @@ export function checkFilter(filter: EndpointFilter, field = 'filter'): void {
     const operator = operators[0]!;
     if (typeof node.path !== 'string') throw ApiError.invalid(`${at}.path`, `required beside ${operator}`);
     if (!PATH.test(node.path)) throw ApiError.invalid(`${at}.path`, 'must be a dotted path of field names and array indexes, e.g. data.project.project_code');
-    if (++conditions > MAX_CONDITIONS) throw ApiError.invalid(field, `must have at most ${MAX_CONDITIONS} conditions`);
+    if (++conditions > MAX_CONDITIONS) throw ApiError.invalid('filter', `must have at most ${MAX_CONDITIONS} conditions`);
     const value = node[operator];
     if (COMPARISONS.has(operator) && typeof value === 'string' && comparableDate(value) === null) {
       throw ApiError.invalid(`${at}.${operator}`, 'must be a number, a date (YYYY-MM-DD) or a timestamp (RFC 3339)');
     }
   };
-  visit(filter as Node, field, 1);
+  visit(filter as Node, 'filter', 1);
 }
 
 /** The instant a date or timestamp names, in milliseconds; null for any other text. */
