@@ -276,6 +276,16 @@ describeInBrowser('console in a browser', () => {
     const summary = await page.locator('.summary').innerText();
     expect(summary).toContain('delivery.failed, endpoint.*');
     expect(summary).toContain('"eq": "sandbox"');
+
+    // Tried on the company's latest event of a type: no endpoint was disabled yet; the employee.updated delivery failed
+    // in an earlier step, which raised a delivery.failed.
+    await page.getByLabel('Event type').selectOption('endpoint.disabled');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    expect(await page.locator('#filter-test').innerText()).toContain('has no endpoint.disabled event yet');
+    await page.getByLabel('Event type').selectOption('delivery.failed');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    expect(await page.locator('#filter-test').innerText()).toContain('would be sent');
+    expect(await accessibilityProblems(page)).toEqual([]);
     await screenshot(page, 'endpoint-filter');
 
     // The edit form holds the filter as saved; emptied, the endpoint has none.

@@ -3,7 +3,16 @@ import type { Actor } from '../../domain/accounts/actor';
 import { listApiKeys } from '../../domain/accounts/api-keys-service';
 import { idOf } from '../../domain/page';
 import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecovery } from '../../delivery/deliveries-service';
-import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
+import {
+  closeEndpointCircuit,
+  deleteEndpoint,
+  getEndpoint,
+  listEndpoints,
+  registerEndpoint,
+  rotateEndpointSecret,
+  testEndpointFilter,
+  updateEndpoint,
+} from '../../delivery/endpoints-service';
 import { heldCount } from '../../delivery/endpoint-admission';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
@@ -12,7 +21,16 @@ import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
 import type { Session } from '../users/sessions';
-import { confirmEndpointPage, type EndpointForm, endpointFormPage, type HeaderRow, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
+import {
+  confirmEndpointPage,
+  type EndpointForm,
+  endpointFormPage,
+  type FilterTestResult,
+  type HeaderRow,
+  endpointPage,
+  endpointSecretPage,
+  endpointsPage,
+} from '../views/endpoints';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -149,6 +167,17 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
   };
 }
 
+/** The endpoint's filter tried on the company's latest event of a type; a refusal (no such event yet) is said, not thrown. */
+async function filterTestOf(em: ConsoleContext['state']['em'], companyId: string, endpointId: string, eventType: string): Promise<FilterTestResult> {
+  try {
+    const { matches } = await testEndpointFilter(em, companyId, endpointId, { eventType });
+    return { eventType, matches };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return { eventType, problem: error.message };
+  }
+}
+
 /** Webhook endpoints (webhooks.md 5): list, register, edit, disable or enable, delete, rotate the secret, test, resend. */
 export function endpointPages({ secretBox, deliveryWorkflows, config, validator }: AppDeps): ConsolePage[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
@@ -226,7 +255,9 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const testResult = tested && tested.isTest && idOf(tested.endpoint) === endpoint.id ? { delivery: tested, attempts: await listAttempts(em, tested) } : null;
         const resendSince = utcLocal(new Date(Date.now() - 24 * 3600_000));
         const held = await heldCount(em, endpoint.id);
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held }));
+        const filterTestType = typeof ctx.query.filter_test === 'string' && endpoint.filter ? ctx.query.filter_test : null;
+        const filterTest = filterTestType ? await filterTestOf(em, companyId, endpoint.id, filterTestType) : null;
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest }));
       },
     },
     {

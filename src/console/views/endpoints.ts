@@ -3,6 +3,7 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { authenticationJson } from '../../delivery/endpoint-authentication';
+import { isSubscribed } from '../../delivery/subscriptions';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition, OPERATIONAL_EVENT_TYPES } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
@@ -281,6 +282,31 @@ export interface EndpointPageData {
   resendSince: string;
   /** Deliveries waiting for the endpoint (its breaker is open, or it has as many attempts in flight as it may). */
   held: number;
+  /** What testing the filter on the company's latest event of a type said, when the page was asked to. */
+  filterTest: FilterTestResult | null;
+}
+
+/** The filter tried on the company's latest event of a type: whether it would be sent, or why it could not be tried. */
+export type FilterTestResult = { eventType: string; matches: boolean } | { eventType: string; problem: string };
+
+function filterTestSection(endpoint: EndpointView, result: FilterTestResult | null): SafeHtml {
+  const names = EVENT_REGISTRY.filter((e) => isSubscribed(endpoint.eventTypes, e.key)).map((e) => e.shapeA ?? e.shapeB!);
+  const outcome = !result
+    ? ''
+    : 'problem' in result
+      ? html`<p class="error">${result.problem}</p>`
+      : html`<p>The latest <code>${result.eventType}</code> event ${result.matches ? html`<strong>would be sent</strong>: it matches the filter.` : html`<strong>would not be sent</strong>: the filter leaves it out.`}</p>`;
+  return html`<h2>Test the filter</h2>
+    <p>Whether the filter lets through your company's most recent event of a type, as this endpoint would be sent it.</p>
+    <form method="get" action="/console/endpoints/${endpoint.id}#filter-test" class="filters" aria-label="Test the filter">
+      <div class="actions">
+        <div class="field"><label for="filter-test-type">Event type</label><select id="filter-test-type" name="filter_test">${names.map(
+          (name) => html`<option value="${name}"${result?.eventType === name ? html` selected` : ''}>${name}</option>`,
+        )}</select></div>
+        <button type="submit" class="button secondary">Test the filter</button>
+      </div>
+    </form>
+    <section id="filter-test" tabindex="-1" aria-live="polite" aria-label="Filter test result">${outcome}</section>`;
 }
 
 function circuitSummary(session: Session, endpoint: EndpointView, held: number, base: string): SafeHtml {
@@ -363,6 +389,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         ${authenticationSummary(endpoint)}
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
+      ${endpoint.filter ? filterTestSection(endpoint, data.filterTest) : ''}
       ${admin ? adminActions : ''}
       <h2>Recent deliveries</h2>
       ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpoint.url]]), () => endpoint.id), 'Nothing delivered yet.')}
