@@ -2,7 +2,8 @@
  * `npm run bench` (add `-- --quick` for a shorter run, `-- --profile` for CPU profiles of the api and worker during
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
- * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone, `-- --only ordering` for phase 14 alone):
+ * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone,
+ * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -32,6 +33,7 @@ import { load, type LoadResult, median } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, positionAt, seedWorkOrders } from './scale';
 import { rotation, seedTenant, type Tenant } from './seed';
+import { FILTER, filterCostPhase } from './filter-cost';
 import { isolationPhase } from './isolation';
 import { companyIsolationPhase } from './isolation-within-company';
 import { orderingPhase } from './ordering';
@@ -59,7 +61,7 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * 10, 11, 6e or 12 alone (its own processes on the run's servers), without the 10 minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
@@ -71,6 +73,8 @@ const COMPANY_ISOLATION_EVENTS_PER_SECOND = 200;
 const ORDERING_EVENTS = Number(process.env.BENCH_ORDERING_EVENTS ?? (QUICK ? 200 : 2000));
 const ORDERING_RECORDS = Math.min(1000, ORDERING_EVENTS);
 const ORDERING_ROUNDS = QUICK ? 1 : 2;
+/** Events through the dispatcher per round and variant of phase 15, to 10 companies' 5 endpoints each; BENCH_FILTER_EVENTS sizes it. */
+const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? (QUICK ? 200 : 2000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
 const API_RSS_BUDGET_MB = 200;
@@ -151,6 +155,7 @@ async function main() {
     if (runs('isolation')) await isolation(servers, compiled, dir);
     if (runs('isolation-within-company')) await isolationWithinCompany(servers, compiled, dir);
     if (runs('ordering')) await ordering(servers, compiled, dir);
+    if (runs('filters')) await filterCost(servers);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -483,6 +488,40 @@ async function isolation(servers: Servers, compiled: CompiledProject, dir: strin
  * Phase 13 (bench/isolation-within-company.ts, issue 43): a healthy endpoint's deliveries while its own company commits
  * COMPANY_ISOLATION_EVENTS events to 5 dead endpoints, and those deliveries all written and tried.
  */
+/**
+ * Phase 15 (bench/filter-cost.ts, issue 47): the dispatcher's events a second with a 10-condition filter on every
+ * endpoint against none (the median round of each), and one evaluation of the compiled filter.
+ */
+async function filterCost(servers: Servers): Promise<void> {
+  const result = await filterCostPhase(servers.databaseUrl, { companies: 10, endpointsPerCompany: 5, events: FILTER_EVENTS, rounds: 4 });
+  // The median round of each: on a shared machine one round's rate swings by half, both variants' alike.
+  const middle = (filtered: boolean) => {
+    const own = result.rounds.filter((r) => r.filtered === filtered);
+    return { rate: median(own.map((r) => r.events / r.seconds)), deliveries: median(own.map((r) => r.deliveries / r.seconds)), cpu: median(own.map((r) => r.cpuMicrosPerEvent)) };
+  };
+  const [none, filtered] = [middle(false), middle(true)];
+  const describeRound = (r: typeof none) => `${fmt(r.rate)} events/s (${fmt(r.deliveries)} deliveries/s), ${fmt(r.cpu)} µs of its CPU per event`;
+  const ratio = filtered.rate / none.rate;
+  const rate = (r: (typeof result.rounds)[number]) => r.events / r.seconds;
+  console.log(`14. Rounds in order: ${result.rounds.map((r) => `${r.filtered ? 'filter' : 'none'} ${fmt(rate(r))}/s`).join(', ')}\n`);
+  record({
+    work: `15a. Dispatcher fan-out of ${FILTER_EVENTS.toLocaleString('en-US')} events to 10 companies × 5 endpoints: a ${FILTER.and!.length}-condition filter on every endpoint | no filter (median of ${result.settings.rounds} rounds each)`,
+    ceiling: describeRound(none),
+    service: describeRound(filtered),
+    ratio: ratio.toFixed(2),
+    target: '≥ 0.90',
+    verdict: verdict(ratio >= 0.9),
+  });
+  record({
+    work: `15b. One evaluation of the compiled ${FILTER.and!.length}-condition filter on an event's body (compiled once per endpoint version)`,
+    ceiling: '–',
+    service: `${fmt(result.evaluationNs)} ns (compiling it: ${fmt(result.compileMicros)} µs)`,
+    ratio: '–',
+    target: '≤ 2,000 ns',
+    verdict: verdict(result.evaluationNs <= 2000),
+  });
+}
+
 async function isolationWithinCompany(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
   const result = await companyIsolationPhase(servers, compiled, dir, {
     events: COMPANY_ISOLATION_EVENTS,

@@ -80,7 +80,7 @@ function eventsModule(files: { id: string; schema: JsonSchema }[]): string {
   const list = (entries: { name: string }[]) => entries.map((e) => `  '${e.name}',`).join('\n');
   return (
     `${HEADER}import type {\n${types.map((t) => `  ${t},`).join('\n')}\n} from './schemas';\n\n` +
-    `/** Shape A (detailed) event names, webhooks.md 6.1: schemas/events/a/. */\nexport const SHAPE_A_EVENT_NAMES = [\n${list(a)}\n] as const;\n\n` +
+    `/** Shape A (detailed) event names, webhooks.md 6.1 and the operational events: schemas/events/a/. */\nexport const SHAPE_A_EVENT_NAMES = [\n${list(a)}\n] as const;\n\n` +
     `/** Shape B (catalog) event names, webhooks.md 6.2: schemas/events/b/. */\nexport const SHAPE_B_EVENT_NAMES = [\n${list(b)}\n] as const;\n\n` +
     `/** The data of each shape A event. */\nexport interface ShapeAEventData {\n${map(a)}\n}\n\n` +
     `/** The data of each shape B event. */\nexport interface ShapeBEventData {\n${map(b)}\n}\n`

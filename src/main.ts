@@ -110,7 +110,8 @@ async function main() {
       const api = await startApi({ config, orm, temporal, logger });
       started.api = () => api.close();
       // On the worker's connection: its starts hand their first workflow task to the worker (eager start).
-      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: (await worker).deliveryWorkflows, logger });
+      const { deliveryWorkflows, metrics } = await worker;
+      const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows, logger, metrics });
       started.dispatcher = () => dispatcher.stop();
       await ensureRetentionSchedule(temporal, config);
     })();

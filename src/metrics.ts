@@ -116,6 +116,8 @@ export interface WorkerMetrics {
   registry: Registry;
   attemptDuration: Histogram<'endpoint_host' | 'outcome'>;
   circuitTransitions: Counter<'to'>;
+  /** Counted by the outbox dispatcher (src/delivery/outbox-dispatcher.ts) of the process. */
+  eventsFilteredOut: Counter<'endpoint_id'>;
 }
 
 export function createWorkerMetrics(orm: Orm): WorkerMetrics {
@@ -134,6 +136,12 @@ export function createWorkerMetrics(orm: Orm): WorkerMetrics {
       name: 'webhook_circuit_transitions_total',
       help: "Endpoint circuit breakers this worker opened (after failures, or a failed probe) or closed (a probe or any attempt succeeded).",
       labelNames: ['to'],
+      registers: [registry],
+    }),
+    eventsFilteredOut: new Counter({
+      name: 'webhook_events_filtered_out_total',
+      help: "Events an endpoint subscribes to that its filter left out (no delivery made), by endpoint.",
+      labelNames: ['endpoint_id'],
       registers: [registry],
     }),
   };

@@ -17,21 +17,33 @@ export interface DeliveryBody {
   payload: string;
 }
 
+/** What one endpoint is sent for an event, before it is written out: the X-Webhook-Event value and the body. */
+export interface DeliveryEnvelope {
+  eventType: string;
+  body: Record<string, unknown>;
+}
+
 /**
  * Shape B (catalog): event, timestamp, data, when the catalog describes the event. Otherwise shape A
  * (detailed): event_id, event_type, timestamp, company_id, data. An event only the catalog describes (po.*)
  * goes to shape A endpoints in the shape A envelope with its catalog data and name; one the catalog does
  * not describe (customer.*) or delivers in shape A (project.closed) goes to shape B endpoints in shape A.
  */
-export function deliveryBody(event: StoredEvent, shape: PayloadShape): DeliveryBody {
+export function deliveryEnvelope(event: StoredEvent, shape: PayloadShape): DeliveryEnvelope {
   const definition = eventDefinition(event.eventType);
   const timestamp = event.occurredAt.toISOString();
   if (shape === 'B' && definition.shapeB && event.catalogData) {
-    return { eventType: definition.shapeB, payload: JSON.stringify({ event: definition.shapeB, timestamp, data: event.catalogData }) };
+    return { eventType: definition.shapeB, body: { event: definition.shapeB, timestamp, data: event.catalogData } };
   }
   const name = definition.shapeA ?? definition.shapeB!;
   const data = event.data ?? event.catalogData;
-  return { eventType: name, payload: JSON.stringify({ event_id: event.id, event_type: name, timestamp, company_id: event.companyId, data }) };
+  return { eventType: name, body: { event_id: event.id, event_type: name, timestamp, company_id: event.companyId, data } };
+}
+
+/** The envelope of deliveryEnvelope, written out. */
+export function deliveryBody(event: StoredEvent, shape: PayloadShape): DeliveryBody {
+  const { eventType, body } = deliveryEnvelope(event, shape);
+  return { eventType, payload: JSON.stringify(body) };
 }
 
 export const TEST_EVENT_TYPE = 'webhook.test';

@@ -4,7 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { SecretBox } from '../crypto/secret-box';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import type { WebhookEndpointAuthenticationInput } from '../generated/schemas';
+import type { EndpointFilter, WebhookEndpointAuthenticationInput } from '../generated/schemas';
+import { SUBSCRIBABLE_NAMES } from '../events/registry';
 import { assertSafeTarget, authenticationFrom, NO_AUTHENTICATION } from './endpoint-authentication';
 import type { TargetPolicy } from './ssrf-guard';
 import type { Actor } from '../domain/accounts/actor';
@@ -12,6 +13,8 @@ import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
 import type { DeliveryWorkflows } from './delivery-workflows';
 import { type AdmissionSettings, allHeld, closeCircuit, heldFor, wakeHeld } from './endpoint-admission';
+import { deliveryEnvelope } from './delivery-body';
+import { checkFilter, compileFilter } from './endpoint-filter';
 import { normaliseSubscriptions } from './subscriptions';
 import { type EndpointOrdering, type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -29,6 +32,8 @@ export interface EndpointFields {
   maxAttemptsPerSecond: number | null;
   /** Headers, OAuth 2.0, client certificate (endpoint-authentication.ts); null removes them all. */
   authentication: WebhookEndpointAuthenticationInput | null;
+  /** Conditions on the body (endpoint-filter.ts); null for none. */
+  filter: EndpointFilter;
 }
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
@@ -45,14 +50,16 @@ export async function registerEndpoint(
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering'> & {
+  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering' | 'filter'> & {
     ordering?: EndpointOrdering;
     apiKeyId?: string | null;
     maxAttemptsPerSecond?: number | null;
     authentication?: WebhookEndpointAuthenticationInput;
+    filter?: EndpointFilter;
   },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = normaliseSubscriptions(input.eventTypes);
+  if (input.filter) checkFilter(input.filter);
   await assertSafeTarget('url', input.url, policy);
   const apiKeyId = input.apiKeyId === undefined ? actor.apiKeyId : input.apiKeyId;
   await checkApiKey(em, actor.companyId, apiKeyId);
@@ -67,6 +74,7 @@ export async function registerEndpoint(
     payloadShape: input.payloadShape,
     ordering: input.ordering ?? 'none',
     maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
+    filter: input.filter ?? null,
     ...authentication,
     secretSealed: secretBox.seal(secret),
   });
@@ -116,6 +124,8 @@ export async function updateEndpoint(
   if (patch.apiKeyId !== undefined) await checkApiKey(em, companyId, patch.apiKeyId);
   if (patch.authentication !== undefined) Object.assign(endpoint, await authenticationFrom(patch.authentication, endpoint, secretBox, policy));
   if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
+  if (patch.filter) checkFilter(patch.filter);
+  if (patch.filter !== undefined) endpoint.filter = patch.filter;
   if (patch.url !== undefined) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
   // Ordered no more: what waits for its record's earlier delivery goes now. Ordered from now on: the deliveries not
@@ -186,6 +196,39 @@ export async function closeEndpointCircuit(em: EntityManager, deliveryWorkflows:
   await wakeHeld(em, deliveryWorkflows, endpoint.id, held);
   await em.refresh(endpoint);
   return endpoint;
+}
+
+/** What a filter test is asked: a body, or the company's most recent event of a type; a filter to try, else the endpoint's. */
+export interface FilterTestInput {
+  event?: Record<string, unknown>;
+  eventType?: string;
+  filter?: EndpointFilter;
+}
+
+/**
+ * Whether the endpoint would be sent an event, by its filter (or the one given, checked like a registration's): a body
+ * given as it would be sent, or the company's most recent event of a type in the endpoint's shape.
+ */
+export async function testEndpointFilter(em: EntityManager, companyId: string, id: string, input: FilterTestInput) {
+  const endpoint = await getEndpoint(em, companyId, id);
+  if ((input.event === undefined) === (input.eventType === undefined)) throw ApiError.invalid('event', 'give either event (a body) or event_type');
+  if (input.filter) checkFilter(input.filter);
+  const filter = input.filter === undefined ? endpoint.filter : input.filter;
+  const event = input.event ?? (await latestEventBody(em, endpoint, input.eventType!));
+  return { matches: filter ? compileFilter(filter)(event) : true, filter, event };
+}
+
+/** The body the endpoint would have been sent for its company's most recent event of a type (a name of either shape). */
+async function latestEventBody(em: EntityManager, endpoint: WebhookEndpoint, eventType: string): Promise<Record<string, unknown>> {
+  const definition = SUBSCRIBABLE_NAMES.get(eventType);
+  if (!definition) throw ApiError.invalid('event_type', `"${eventType}" is not an event type`);
+  const [row] = await em.execute<{ id: string; created_at: Date; data: Record<string, unknown> | null; catalog_data: Record<string, unknown> | null }[]>(
+    'select id, created_at, data, catalog_data from outbox_events where company_id = ? and event_type = ? order by created_at desc, id desc limit 1',
+    [endpoint.company.id, definition.key],
+  );
+  if (!row) throw new ApiError('NOT_FOUND', `Your company has no ${eventType} event yet`, { field: 'event_type', reason: 'no such event yet' });
+  const stored = { id: row.id, companyId: endpoint.company.id, eventType: definition.key, occurredAt: new Date(row.created_at), data: row.data, catalogData: row.catalog_data };
+  return deliveryEnvelope(stored, endpoint.payloadShape).body;
 }
 
 /**

@@ -4,11 +4,15 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { PreparedStatement } from '../db/prepared-statement';
+import type { EndpointFilter } from '../generated/schemas';
 import type { Logger } from '../logger';
+import type { WorkerMetrics } from '../metrics';
+import { endpointAbout } from '../events/registry';
 import type { DeliveryToStart, DeliveryWorkflows } from './delivery-workflows';
 import { CompanyDispatchRate } from './company-dispatch-rate';
 import { CompanyQueuedStarts } from './company-queued-starts';
-import { deliveryBody } from './delivery-body';
+import { deliveryBody, deliveryEnvelope } from './delivery-body';
+import { CompiledFilters } from './endpoint-filter';
 import { isSubscribed } from './subscriptions';
 import type { PayloadShape } from './webhook-endpoint.entity';
 
@@ -146,7 +150,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
                (select coalesce(array_agg(d.endpoint_id), '{}') from webhook_deliveries d where d.event_id = c.id) as written_to
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
+        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
                t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
@@ -253,6 +257,9 @@ interface EndpointRow {
   url: string;
   event_types: string[];
   payload_shape: PayloadShape;
+  /** Its content filter (endpoint-filter.ts), compiled once per updated_at. */
+  filter: EndpointFilter;
+  updated_at: string;
   /** Its runs that occupy it now (OPEN_RUNS: none while it is healthy). */
   open: number;
   /** It has deferred deliveries: new ones wait behind them. */
@@ -293,6 +300,8 @@ export interface OutboxDispatcherOptions {
   companyStartsPerSecond?: number;
   /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/company-queued-starts.ts); absent: no bound. */
   companyMaxQueued?: number;
+  /** Where events an endpoint's filter left out are counted; absent: not counted. */
+  metrics?: Pick<WorkerMetrics, 'eventsFilteredOut'>;
 }
 
 /**
@@ -334,6 +343,7 @@ export class OutboxDispatcher {
   /** Deferred deliveries may be startable: this dispatcher deferred some, an endpoint made room, or a poll came. */
   private deferredToLookAt = true;
   private stopped = false;
+  private readonly filters = new CompiledFilters();
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
@@ -392,10 +402,17 @@ export class OutboxDispatcher {
     // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
     const eventOf = new Map<DeliveryToStart, (typeof events)[number]>();
+    // The endpoints each event's filter left out, counted once the event is dispatched (one that waits comes back).
+    const filteredOut = new Map<string, string[]>();
     for (const event of events) {
       const written = new Set(event.written_to);
+      const bodies = new Map<PayloadShape, Record<string, unknown>>();
       for (const endpoint of recipientsOf(event, claim!.endpoints)) {
         if (written.has(endpoint.id)) continue;
+        if (!this.passesFilter(event, endpoint, bodies)) {
+          filteredOut.set(event.id, [...(filteredOut.get(event.id) ?? []), endpoint.id]);
+          continue;
+        }
         const delivery = this.toStart(
           { id: deliveryIdFor(event.id, endpoint.id), company_id: event.company_id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.event_type, traceparent: event.traceparent, tracestate: event.tracestate },
           endpoint.url,
@@ -441,6 +458,7 @@ export class OutboxDispatcher {
       CLAIM_SECONDS,
       `{${[...letGo, ...waitingEvents].join(',')}}`,
     ]);
+    for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
@@ -472,6 +490,18 @@ export class OutboxDispatcher {
       record_key: event.record_key,
       record_seq: event.record_seq,
     };
+  }
+
+  /** Whether the event's body, as the endpoint would be sent it (made once per shape of the event: `bodies`), matches the endpoint's filter. */
+  private passesFilter(event: EventRow, endpoint: EndpointRow, bodies: Map<PayloadShape, Record<string, unknown>>): boolean {
+    if (endpoint.filter === null) return true;
+    let body = bodies.get(endpoint.payload_shape);
+    if (!body) {
+      const stored = { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data };
+      body = deliveryEnvelope(stored, endpoint.payload_shape).body;
+      bodies.set(endpoint.payload_shape, body);
+    }
+    return this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(body);
   }
 
   /**
@@ -657,13 +687,18 @@ export class OutboxDispatcher {
 /** Neither in trouble, stalled nor with deferred deliveries: its attempts come back, and its runs go through as they start. */
 const isFlowing = (endpoint: EndpointRow | undefined) => endpoint !== undefined && !endpoint.in_trouble && !endpoint.stalled && !endpoint.deferring;
 
-/** The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it (echo prevention). */
+/**
+ * The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it
+ * (echo prevention) and the one an operational event is about (no loops).
+ */
 function recipientsOf(event: EventRow, endpoints: EndpointRow[]): EndpointRow[] {
+  const about = endpointAbout(event.event_type, event.data);
   return endpoints.filter(
     (endpoint) =>
       endpoint.company_id === event.company_id &&
       isSubscribed(endpoint.event_types, event.event_type) &&
-      !(endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id),
+      !(endpoint.api_key_id !== null && endpoint.api_key_id === event.origin_api_key_id) &&
+      endpoint.id !== about,
   );
 }
 
@@ -686,7 +721,13 @@ async function runInParallel<T>(items: T[], limit: number, work: (item: T) => Pr
 }
 
 /** Starts a dispatcher configured from the service settings. */
-export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; deliveryWorkflows: DeliveryWorkflows; logger: Logger }): Promise<OutboxDispatcher> {
+export async function startOutboxDispatcher(deps: {
+  config: Config;
+  orm: Orm;
+  deliveryWorkflows: DeliveryWorkflows;
+  logger: Logger;
+  metrics?: Pick<WorkerMetrics, 'eventsFilteredOut'>;
+}): Promise<OutboxDispatcher> {
   const dispatcher = new OutboxDispatcher({
     orm: deps.orm,
     deliveryWorkflows: deps.deliveryWorkflows,
@@ -697,6 +738,7 @@ export async function startOutboxDispatcher(deps: { config: Config; orm: Orm; de
     maxInFlightPerEndpoint: deps.config.webhooks.admission.maxInFlight,
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
     companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
+    metrics: deps.metrics,
   });
   await dispatcher.start();
   return dispatcher;

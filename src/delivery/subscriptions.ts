@@ -1,10 +1,12 @@
 import { ApiError } from '../errors';
-import { eventDefinition, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../events/registry';
+import { eventDefinition, isOperational, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../events/registry';
 
 /**
  * Validates what an endpoint subscribes to and stores it by event key: exact names of either shape
  * (`employee.created`, `workorder.created`, `po.approved`), whole categories (`project.*`, `workorder.*`,
- * `po.*`), or `*` for everything.
+ * `po.*`), or `*` for every event of the company's records. The operational events (`endpoint.*`, `delivery.*`) are
+ * had by name or category only: they name the company's other endpoints, which a subscriber of everything (another
+ * system's integration) has no business knowing of.
  */
 export function normaliseSubscriptions(requested: string[]): string[] {
   const normalised = requested.map((entry) => {
@@ -24,5 +26,5 @@ export function normaliseSubscriptions(requested: string[]): string[] {
 /** Whether subscriptions stored by normaliseSubscriptions include the event with this key. */
 export function isSubscribed(subscriptions: readonly string[], eventKey: string): boolean {
   const { key, category } = eventDefinition(eventKey);
-  return subscriptions.includes(key) || subscriptions.includes(`${category}.*`) || subscriptions.includes('*');
+  return subscriptions.includes(key) || subscriptions.includes(`${category}.*`) || (subscriptions.includes('*') && !isOperational(key));
 }

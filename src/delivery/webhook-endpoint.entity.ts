@@ -1,6 +1,7 @@
 import { Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { CompanyRecord } from '../domain/company-record';
+import type { EndpointFilter } from '../generated/schemas';
 
 export const PAYLOAD_SHAPES = ['A', 'B'] as const;
 export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
@@ -99,6 +100,10 @@ export class WebhookEndpoint extends CompanyRecord {
   /** The client certificate's private key (PEM), sealed with ENCRYPTION_KEY. */
   @Property({ type: 'text', nullable: true })
   clientKeySealed: string | null = null;
+
+  /** Conditions on an event's body the endpoint wants (src/delivery/endpoint-filter.ts); null: every event it subscribes to. */
+  @Property({ type: 'json', nullable: true })
+  filter: EndpointFilter = null;
 
   /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
   @Property({ type: 'integer', nullable: true })

@@ -14,6 +14,8 @@ const field = (data: EventData, name: string): unknown => (data ? data[name] : u
  *   schedule (schedule_id), whose runs they are.
  * - employee.assigned: the employee assigned.
  * - timesheet.*: the timesheet (timesheet_id in shape A, whose entry updates carry no id of their own).
+ * - endpoint.* (operational events): the endpoint; delivery.*: the delivery. Their database triggers
+ *   (Migration20261207000000FiltersAndOperationalEvents) name the same.
  * - timesheets.processed.batch: none. It is about many timesheets at once, each of which also gets its own
  *   timesheet.processed, which is ordered; the batch is ordered against nothing.
  */
@@ -29,6 +31,8 @@ export function recordKeyOf(eventType: string, data: EventData, catalogData: Eve
     return report !== undefined ? id('report', report) : id('report_schedule', field(catalogData, 'schedule_id'));
   }
   if (eventType === 'employee.assigned') return id('employee', field(field(catalogData, 'employee') as EventData, 'id'));
+  if (category === 'endpoint') return id('endpoint', field(field(data, 'endpoint') as EventData, 'id'));
+  if (category === 'delivery') return id('delivery', field(data, 'delivery_id'));
   if (category === 'timesheet') return id('timesheet', field(data, 'timesheet_id') ?? field(catalogData, 'id') ?? field(data, 'id'));
   return id(category, field(data, 'id') ?? field(catalogData, 'id'));
 }

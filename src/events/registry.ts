@@ -1,14 +1,30 @@
 import { SHAPE_A_EVENT_NAMES, SHAPE_B_EVENT_NAMES, type ShapeAEventData, type ShapeBEventData } from '../generated/events';
 
 /**
- * Every outbound event, from the event schemas (schemas/events/a: the 37 names of webhooks.md 6.1;
- * schemas/events/b: the 34 of 6.2). An event the service emits is known by its key: its shape A name, or,
+ * Every outbound event, from the event schemas (schemas/events/a: the 37 names of webhooks.md 6.1 and the service's
+ * operational events; schemas/events/b: the 34 of 6.2). An event the service emits is known by its key: its shape A name, or,
  * for the events only the catalog describes (po.*, workorder.started, …), its shape B name. An event
  * described by both shapes carries both payloads; a delivery uses the one of the endpoint's shape.
  */
 
 export type ShapeAName = (typeof SHAPE_A_EVENT_NAMES)[number];
 export type ShapeBName = (typeof SHAPE_B_EVENT_NAMES)[number];
+
+/**
+ * Events about the account's own delivery (README "Operational events"), raised by the database as the states change
+ * (Migration20261207000000FiltersAndOperationalEvents). Each is about one endpoint (`data.endpoint.id`), which is
+ * never sent it; in shape A for every endpoint, as the catalog does not describe them.
+ */
+export const OPERATIONAL_EVENT_TYPES = ['endpoint.disabled', 'endpoint.circuit_opened', 'endpoint.circuit_closed', 'delivery.failed', 'delivery.recovered'] as const satisfies readonly ShapeAName[];
+const OPERATIONAL = new Set<string>(OPERATIONAL_EVENT_TYPES);
+
+export const isOperational = (eventKey: string) => OPERATIONAL.has(eventKey);
+
+/** The endpoint an operational event is about; null for any other event. */
+export function endpointAbout(eventKey: string, data: Record<string, unknown> | null): string | null {
+  if (!OPERATIONAL.has(eventKey)) return null;
+  return (data?.endpoint as { id?: string } | undefined)?.id ?? null;
+}
 
 /** Shape B calls work orders workorder.*; every other name is the same in both shapes. */
 type CatalogName<A extends string> = A extends `work_order.${infer Rest}` ? `workorder.${Rest}` : A;
@@ -71,7 +87,7 @@ export function eventDefinition(key: string): EventDefinition {
   return definition;
 }
 
-/** Every name a subscriber can use (the 71 of 6.1 and 6.2), each with the event it names. */
+/** Every name a subscriber can use (the 71 of 6.1 and 6.2, and the operational events), each with the event it names. */
 export const SUBSCRIBABLE_NAMES: ReadonlyMap<string, EventDefinition> = new Map<string, EventDefinition>(
   EVENT_REGISTRY.flatMap((e) => [e.shapeA, e.shapeB].filter((n) => n !== null).map((n) => [n as string, e] as const)),
 );

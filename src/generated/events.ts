@@ -40,9 +40,14 @@ import type {
   CustomerCreatedData,
   CustomerDeletedData,
   CustomerUpdatedData,
+  DeliveryFailedData,
+  DeliveryRecoveredData,
   EmployeeCreatedData,
   EmployeeDeletedData,
   EmployeeUpdatedData,
+  EndpointCircuitClosedData,
+  EndpointCircuitOpenedData,
+  EndpointDisabledData,
   LocationCreatedData,
   LocationDeletedData,
   LocationUpdatedData,
@@ -73,7 +78,7 @@ import type {
   WorkOrderUpdatedData,
 } from './schemas';
 
-/** Shape A (detailed) event names, webhooks.md 6.1: schemas/events/a/. */
+/** Shape A (detailed) event names, webhooks.md 6.1 and the operational events: schemas/events/a/. */
 export const SHAPE_A_EVENT_NAMES = [
   'contact.created',
   'contact.deleted',
@@ -81,9 +86,14 @@ export const SHAPE_A_EVENT_NAMES = [
   'customer.created',
   'customer.deleted',
   'customer.updated',
+  'delivery.failed',
+  'delivery.recovered',
   'employee.created',
   'employee.deleted',
   'employee.updated',
+  'endpoint.circuit_closed',
+  'endpoint.circuit_opened',
+  'endpoint.disabled',
   'location.created',
   'location.deleted',
   'location.updated',
@@ -160,9 +170,14 @@ export interface ShapeAEventData {
   'customer.created': CustomerCreatedData;
   'customer.deleted': CustomerDeletedData;
   'customer.updated': CustomerUpdatedData;
+  'delivery.failed': DeliveryFailedData;
+  'delivery.recovered': DeliveryRecoveredData;
   'employee.created': EmployeeCreatedData;
   'employee.deleted': EmployeeDeletedData;
   'employee.updated': EmployeeUpdatedData;
+  'endpoint.circuit_closed': EndpointCircuitClosedData;
+  'endpoint.circuit_opened': EndpointCircuitOpenedData;
+  'endpoint.disabled': EndpointDisabledData;
   'location.created': LocationCreatedData;
   'location.deleted': LocationDeletedData;
   'location.updated': LocationUpdatedData;

@@ -212,6 +212,56 @@ export interface CustomerUpdatedData {
 }
 
 /**
+ * Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events.
+ */
+export interface DeliveryFailedData {
+  delivery_id: string;
+  event_id: string | null;
+  /**
+   * The event the delivery carried, as the endpoint was sent it.
+   */
+  event_type: string;
+  /**
+   * The endpoint an operational event is about (never the one it is delivered to).
+   */
+  endpoint: {
+    id: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
+    description: string | null;
+  };
+  attempt_count: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  failed_at: string;
+}
+
+/**
+ * Operational: a delivery that had failed was delivered later (a re-run, one by one or an endpoint's recovery). Not raised for deliveries of operational events.
+ */
+export interface DeliveryRecoveredData {
+  delivery_id: string;
+  event_id: string | null;
+  event_type: string;
+  /**
+   * The endpoint an operational event is about (never the one it is delivered to).
+   */
+  endpoint: {
+    id: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
+    description: string | null;
+  };
+  attempt_count: number;
+  failed_at: string;
+  delivered_at: string;
+}
+
+/**
  * Fired when an employee is created. Carries the complete employee record.
  */
 export interface EmployeeCreatedData {
@@ -284,6 +334,70 @@ export interface EmployeeUpdatedData {
   is_site_worker: boolean;
   created_at: string;
   updated_at: string;
+}
+
+/**
+ * Operational: an endpoint's circuit breaker closed (a probe or any attempt succeeded, or it was closed by hand): its waiting deliveries go out again.
+ */
+export interface EndpointCircuitClosedData {
+  /**
+   * The endpoint an operational event is about (never the one it is delivered to).
+   */
+  endpoint: {
+    id: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
+    description: string | null;
+  };
+  opened_at: string | null;
+  closed_at: string;
+}
+
+/**
+ * Operational: an endpoint's circuit breaker opened (WEBHOOK_CIRCUIT_FAILURES deliveries failed their retries with no success between): its deliveries wait, without using up attempts, until a probe attempt at next_probe_at succeeds.
+ */
+export interface EndpointCircuitOpenedData {
+  /**
+   * The endpoint an operational event is about (never the one it is delivered to).
+   */
+  endpoint: {
+    id: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
+    description: string | null;
+  };
+  opened_at: string;
+  next_probe_at: string | null;
+  /**
+   * Deliveries whose retries failed, which opened it.
+   */
+  failing_deliveries: number;
+}
+
+/**
+ * Operational: an endpoint of the company was disabled, by a 410 Gone answer, by failing every attempt for WEBHOOK_DISABLE_AFTER, or through the API. It gets no deliveries until re-enabled (PUT /webhook-endpoints/{id} {"status": "active"}).
+ */
+export interface EndpointDisabledData {
+  /**
+   * The endpoint an operational event is about (never the one it is delivered to).
+   */
+  endpoint: {
+    id: string;
+    /**
+     * The host of its URL (not the URL: a path or query may hold a token).
+     */
+    host: string;
+    description: string | null;
+  };
+  /**
+   * Why, as disabled_reason says it.
+   */
+  reason: string | null;
+  disabled_at: string;
 }
 
 /**
@@ -4704,6 +4818,90 @@ export interface WebhookEndpointAuthentication {
   } | null;
 }
 
+/**
+ * A content filter (README "Filtering by content"): the endpoint is sent only the events whose body (as it would be sent, in the endpoint's shape) matches. A node is a condition {"path": "data.status", "<operator>": value} with exactly one operator, or {"and": [nodes]}, {"or": [nodes]}, {"not": node}; at most 50 conditions, nested at most 6 deep. Operators: eq, ne (equal or not to a string, number, boolean or null; a missing field is not equal), in, nin (one of a list, or none of it), gt, gte, lt, lte (a number compares with numbers, a date or timestamp with dates and timestamps; anything else does not match), exists (true: present and not null; false: missing or null). null (on update) removes the filter.
+ */
+export type EndpointFilter = {
+  /**
+   * Matches when every node does.
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  and?: [EndpointFilter, ...EndpointFilter[]];
+  /**
+   * Matches when any node does.
+   *
+   * @minItems 1
+   * @maxItems 50
+   */
+  or?: [EndpointFilter, ...EndpointFilter[]];
+  /**
+   * Matches when the node does not.
+   */
+  not?: EndpointFilter;
+  /**
+   * Where the field is in the body: names and array indexes joined by dots, e.g. data.project.project_code, data.assigned_employees.0.role, event_type.
+   */
+  path?: string;
+  eq?: string | number | boolean | null;
+  ne?: string | number | boolean | null;
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  in?: [string | number | boolean | null, ...(string | number | boolean | null)[]];
+  /**
+   * @minItems 1
+   * @maxItems 100
+   */
+  nin?: [string | number | boolean | null, ...(string | number | boolean | null)[]];
+  /**
+   * A number, a date (YYYY-MM-DD) or a timestamp (RFC 3339).
+   */
+  gt?: number | string;
+  /**
+   * A number, a date (YYYY-MM-DD) or a timestamp (RFC 3339).
+   */
+  gte?: number | string;
+  /**
+   * A number, a date (YYYY-MM-DD) or a timestamp (RFC 3339).
+   */
+  lt?: number | string;
+  /**
+   * A number, a date (YYYY-MM-DD) or a timestamp (RFC 3339).
+   */
+  lte?: number | string;
+  exists?: boolean;
+} | null;
+
+/**
+ * What to test: an event body as the endpoint would be sent it (event), or the company's most recent event of a type (event_type), in the endpoint's shape; against filter when given, else the endpoint's own.
+ */
+export interface WebhookEndpointFilterTest {
+  /**
+   * A body as delivered, e.g. {"event_type": "work_order.updated", "data": {...}}.
+   */
+  event?: {};
+  /**
+   * An event type of either shape (work_order.updated, workorder.updated).
+   */
+  event_type?: string;
+  filter?: EndpointFilter;
+}
+
+export interface WebhookEndpointFilterTestResult {
+  /**
+   * Whether the endpoint would be sent the event (true when there is no filter).
+   */
+  matches: boolean;
+  filter: EndpointFilter;
+  /**
+   * The body tested.
+   */
+  event: {};
+}
+
 export interface WebhookEndpointRotate {
   /**
    * How long deliveries also carry the old secret's signature (X-Webhook-Signatures); WEBHOOK_SECRET_OVERLAP (24 h) by default.
@@ -4741,6 +4939,7 @@ export interface WebhookEndpointCreate {
    */
   api_key_id?: string | null;
   authentication?: WebhookEndpointAuthenticationInput;
+  filter?: EndpointFilter;
 }
 
 /**
@@ -4774,6 +4973,7 @@ export interface WebhookEndpointUpdate {
    * null removes every method.
    */
   authentication?: WebhookEndpointAuthenticationInput | null;
+  filter?: EndpointFilter;
 }
 
 /**
@@ -4802,6 +5002,7 @@ export interface WebhookEndpoint {
    */
   previous_secret_expires_at: string | null;
   authentication: WebhookEndpointAuthentication;
+  filter: EndpointFilter;
   api_key_id: string | null;
   created_at: string;
   updated_at: string;

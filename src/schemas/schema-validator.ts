@@ -20,6 +20,7 @@ const PATTERN_REASONS: Record<string, string> = {
   '^([01][0-9]|2[0-3]):[0-5][0-9]$': 'must be a time (HH:MM, 24-hour)',
   "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-)",
   '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$': 'must be printable ASCII without line breaks or leading and trailing spaces',
+  '^[A-Za-z_][A-Za-z0-9_]*(\\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*$': 'must be a dotted path of field names and array indexes, e.g. data.project.project_code',
 };
 
 /** `/data/contacts/0/email` + `first_name` → `data.contacts[0].email.first_name` style dotted paths. */

@@ -30,7 +30,7 @@ async function main() {
   const worker = await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH });
   const temporal = await connectTemporalClient(config.temporal);
   // On the worker's connection: its starts hand their first workflow task to this process's worker (eager start).
-  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: worker.deliveryWorkflows, logger });
+  const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: worker.deliveryWorkflows, logger, metrics: worker.metrics });
   await ensureRetentionSchedule(temporal, config);
   logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort, tracing: tracing !== null }, 'worker running');
   onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close(), async () => tracing?.stop()]);

@@ -8,7 +8,7 @@ import type { Config, WorkerSlots } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
-import { createWorkerMetrics, serveMetrics } from '../metrics';
+import { createWorkerMetrics, serveMetrics, type WorkerMetrics } from '../metrics';
 import { activeTracing, type RunningTracing } from '../observability/tracing';
 import { temporalClientOn } from '../temporal/connection';
 import type { DeliveryWorkflows } from '../delivery/delivery-workflows';
@@ -38,6 +38,8 @@ export interface RunningWorker {
   drained: Promise<void>;
   /** Where GET /metrics is served. */
   metricsPort: number;
+  /** What GET /metrics serves: this process's outbox dispatcher counts there too. */
+  metrics: WorkerMetrics;
   /** A client on the Workers' connection: workflows it starts may have their first task handed straight to them. */
   client: Client;
   /** Delivery workflows started through `client`, eagerly: for this process's outbox dispatcher. */
@@ -216,6 +218,7 @@ export async function startWorker({ config, orm, logger, workflowBundlePath, web
     finished,
     drained,
     metricsPort: metricsServer.port,
+    metrics,
     client,
     deliveryWorkflows,
     async close() {

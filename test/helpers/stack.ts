@@ -101,7 +101,7 @@ export async function startStack(options: { worker?: boolean; dispatcher?: boole
     options.worker === false
       ? null
       : await startWorker({ config, orm, logger, workflowBundlePath: process.env.WORKFLOW_BUNDLE_PATH, webhookCa: testCertificate().cert });
-  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger }) : null;
+  const dispatcher = (options.dispatcher ?? options.worker !== false) ? await startOutboxDispatcher({ config, orm, deliveryWorkflows: temporalDeliveryWorkflows(temporal, config.temporal.taskQueues), logger, metrics: worker?.metrics }) : null;
   return {
     config,
     orm,

@@ -257,6 +257,45 @@ describeInBrowser('console in a browser', () => {
     }
   });
 
+  it('registers an endpoint for the operational events with a content filter; a bad filter is refused next to its field', async () => {
+    await visit(page, '/console/endpoints/new');
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByLabel('All endpoint.* events').check();
+    await page.getByLabel('delivery.failed').check();
+    await page.getByLabel('Filter (optional)').fill('{"path": "data.endpoint.description", "eq": ');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.locator('#field-filter-error').innerText()).toContain('is not JSON');
+    await page.getByLabel('Filter (optional)').fill('{"path": "data..endpoint", "eq": "sandbox"}');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.locator('#field-filter-error').innerText()).toContain('filter.path');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    await page.getByLabel('Filter (optional)').fill('{"not": {"path": "data.endpoint.description", "eq": "sandbox"}}');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+    const summary = await page.locator('.summary').innerText();
+    expect(summary).toContain('delivery.failed, endpoint.*');
+    expect(summary).toContain('"eq": "sandbox"');
+
+    // Tried on the company's latest event of a type: no endpoint was disabled yet; the employee.updated delivery failed
+    // in an earlier step, which raised a delivery.failed.
+    await page.getByLabel('Event type').selectOption('endpoint.disabled');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    expect(await page.locator('#filter-test').innerText()).toContain('has no endpoint.disabled event yet');
+    await page.getByLabel('Event type').selectOption('delivery.failed');
+    await page.getByRole('button', { name: 'Test the filter' }).click();
+    expect(await page.locator('#filter-test').innerText()).toContain('would be sent');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await screenshot(page, 'endpoint-filter');
+
+    // The edit form holds the filter as saved; emptied, the endpoint has none.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    expect(JSON.parse(await page.inputValue('#field-filter'))).toEqual({ not: { path: 'data.endpoint.description', eq: 'sandbox' } });
+    await page.getByLabel('Filter (optional)').fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('.summary').innerText()).toContain('none: every event chosen');
+  });
+
   it('revokes the key after confirmation; the next request with it answers 401', async () => {
     await visit(page, '/console/api-keys');
     await page.getByRole('link', { name: 'Revoke ERP sync' }).click();

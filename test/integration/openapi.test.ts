@@ -75,8 +75,11 @@ describe('GET /api/v1/openapi.json', () => {
     expect(variant.properties.data.$ref).toBe('#/components/schemas/VendorUpdatedInput');
   });
 
-  it('describes all 71 outbound events as webhooks, with their data schemas', () => {
-    expect(Object.keys(document.webhooks)).toHaveLength(71);
+  it('describes all 71 outbound events and the 5 operational ones as webhooks, with their data schemas', () => {
+    expect(Object.keys(document.webhooks)).toHaveLength(76);
+    const failed = document.webhooks['delivery.failed'].post.requestBody.content['application/json'].schema;
+    expect(failed.properties.data.$ref).toBe('#/components/schemas/DeliveryFailedData');
+    expect(document.webhooks['endpoint.disabled'].post.description).toContain('Shape B endpoints receive this event in shape A');
     const created = document.webhooks['vendor.created'].post.requestBody.content['application/json'].schema;
     expect(created.required).toEqual(['event_id', 'event_type', 'timestamp', 'company_id', 'data']);
     expect(created.properties.data.$ref).toBe('#/components/schemas/VendorCreatedData');

@@ -77,6 +77,7 @@ describe('webhook endpoint registration', () => {
       circuit_breaker: { state: 'closed', failing_deliveries: 0, opened_at: null, next_probe_at: null },
       previous_secret_expires_at: null,
       authentication: { headers: [], oauth: null, client_certificate: null },
+      filter: null,
       api_key_id: tenant.apiKeyId,
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { isSubscribed, normaliseSubscriptions } from '../../src/delivery/subscriptions';
 import { deliveryBody } from '../../src/delivery/delivery-body';
-import { EVENT_REGISTRY, SUBSCRIBABLE_NAMES } from '../../src/events/registry';
+import { endpointAbout, EVENT_REGISTRY, OPERATIONAL_EVENT_TYPES, SUBSCRIBABLE_NAMES } from '../../src/events/registry';
 import { loadSchemaFiles } from '../../src/schemas/schema-files';
 
 const files = loadSchemaFiles();
@@ -31,12 +31,28 @@ const SHAPE_B = [
   'po.created', 'po.updated', 'po.submitted', 'po.approved', 'po.rejected', 'po.received', 'po.attachment.added', 'po.attachment.removed',
 ];
 
+/** The service's own operational events (README "Operational events"), in shape A. */
+const OPERATIONAL = ['endpoint.disabled', 'endpoint.circuit_opened', 'endpoint.circuit_closed', 'delivery.failed', 'delivery.recovered'];
+
 describe('event registry', () => {
-  it('holds every one of the 71 names of webhooks.md 6.1 and 6.2, each with a data schema', () => {
+  it('holds every one of the 71 names of webhooks.md 6.1 and 6.2 and the 5 operational events, each with a data schema', () => {
     expect(SHAPE_A.length + SHAPE_B.length).toBe(71);
-    expect(EVENT_REGISTRY.map((e) => e.shapeA).filter(Boolean).sort()).toEqual([...SHAPE_A].sort());
+    expect([...OPERATIONAL_EVENT_TYPES].sort()).toEqual([...OPERATIONAL].sort());
+    const shapeA = [...SHAPE_A, ...OPERATIONAL];
+    expect(EVENT_REGISTRY.map((e) => e.shapeA).filter(Boolean).sort()).toEqual([...shapeA].sort());
     expect(EVENT_REGISTRY.map((e) => e.shapeB).filter(Boolean).sort()).toEqual([...SHAPE_B].sort());
-    expect(eventSchemas.map((f) => f.id).sort()).toEqual([...SHAPE_A.map((n) => `events/a/${n}.json`), ...SHAPE_B.map((n) => `events/b/${n}.json`)].sort());
+    expect(eventSchemas.map((f) => f.id).sort()).toEqual([...shapeA.map((n) => `events/a/${n}.json`), ...SHAPE_B.map((n) => `events/b/${n}.json`)].sort());
+  });
+
+  it('lets an endpoint subscribe to the operational events by name or category, each about one endpoint', () => {
+    expect(normaliseSubscriptions(['endpoint.*', 'delivery.failed'])).toEqual(['endpoint.*', 'delivery.failed']);
+    expect(isSubscribed(normaliseSubscriptions(['endpoint.*']), 'endpoint.circuit_opened')).toBe(true);
+    expect(isSubscribed(normaliseSubscriptions(['delivery.*']), 'delivery.recovered')).toBe(true);
+    // They name the company's other endpoints: not part of "everything".
+    expect(isSubscribed(['*'], 'endpoint.disabled')).toBe(false);
+    expect(isSubscribed(['*', 'delivery.failed'], 'delivery.failed')).toBe(true);
+    expect(endpointAbout('delivery.failed', { endpoint: { id: 'e1' } })).toBe('e1');
+    expect(endpointAbout('vendor.created', { endpoint: { id: 'e1' } })).toBeNull();
   });
 
   it.each(eventSchemas.map((f) => [f.id, f.schema] as const))('%s requires exactly its keys and its example validates', (id, schema) => {
@@ -58,7 +74,7 @@ describe('event registry', () => {
   });
 
   it('lets an endpoint subscribe to every name of either shape, and to categories of either spelling', () => {
-    expect(SUBSCRIBABLE_NAMES.size).toBe(new Set([...SHAPE_A, ...SHAPE_B]).size);
+    expect(SUBSCRIBABLE_NAMES.size).toBe(new Set([...SHAPE_A, ...SHAPE_B, ...OPERATIONAL]).size);
     for (const name of [...SHAPE_A, ...SHAPE_B]) expect(normaliseSubscriptions([name])).toHaveLength(1);
     const subscriptions = normaliseSubscriptions(['workorder.*', 'po.*', 'timesheet.deleted', 'employee.assigned', 'report.*']);
     for (const key of ['work_order.status_changed', 'workorder.cancelled', 'po.attachment.removed', 'timesheet.deleted', 'employee.assigned', 'report.generated', 'report.daily_submitted']) {

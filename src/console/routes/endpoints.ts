@@ -3,16 +3,34 @@ import type { Actor } from '../../domain/accounts/actor';
 import { listApiKeys } from '../../domain/accounts/api-keys-service';
 import { idOf } from '../../domain/page';
 import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecovery } from '../../delivery/deliveries-service';
-import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
+import {
+  closeEndpointCircuit,
+  deleteEndpoint,
+  getEndpoint,
+  listEndpoints,
+  registerEndpoint,
+  rotateEndpointSecret,
+  testEndpointFilter,
+  updateEndpoint,
+} from '../../delivery/endpoints-service';
 import { heldCount } from '../../delivery/endpoint-admission';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
-import type { WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
+import type { EndpointFilter, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
 import type { Session } from '../users/sessions';
-import { confirmEndpointPage, type EndpointForm, endpointFormPage, type HeaderRow, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
+import {
+  confirmEndpointPage,
+  type EndpointForm,
+  endpointFormPage,
+  type FilterTestResult,
+  type HeaderRow,
+  endpointPage,
+  endpointSecretPage,
+  endpointsPage,
+} from '../views/endpoints';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -63,6 +81,7 @@ function formOf(ctx: ConsoleContext): EndpointForm {
     certificate: text(form, 'client_certificate').trim(),
     privateKey: text(form, 'client_private_key').trim(),
     privateKeySaved: text(form, 'client_private_key_saved') === 'on',
+    filter: text(form, 'filter').trim(),
   };
 }
 
@@ -82,6 +101,7 @@ function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
     certificate: endpoint.clientCertificate ?? '',
     privateKey: '',
     privateKeySaved: endpoint.clientKeySealed !== null,
+    filter: endpoint.filter ? JSON.stringify(endpoint.filter, null, 2) : '',
   };
 }
 
@@ -98,7 +118,19 @@ const EMPTY_FORM: EndpointForm = {
   certificate: '',
   privateKey: '',
   privateKeySaved: false,
+  filter: '',
 };
+
+/** The filter as typed: JSON (checked as the REST body's filter), or nothing for none. */
+function filterOf(form: EndpointForm): EndpointFilter {
+  if (!form.filter) return null;
+  try {
+    return JSON.parse(form.filter) as EndpointFilter;
+  } catch (error) {
+    const reason = `is not JSON: ${(error as Error).message}`;
+    throw ApiError.invalid('filter', reason, `The filter ${reason}.`);
+  }
+}
 
 /** The form's authentication as the REST body's: every method given, so what the form leaves empty is removed. */
 function authenticationOf(form: EndpointForm): WebhookEndpointAuthenticationInput {
@@ -135,7 +167,19 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
     ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
     authentication: authenticationOf(form),
+    filter: filterOf(form),
   };
+}
+
+/** The endpoint's filter tried on the company's latest event of a type; a refusal (no such event yet) is said, not thrown. */
+async function filterTestOf(em: ConsoleContext['state']['em'], companyId: string, endpointId: string, eventType: string): Promise<FilterTestResult> {
+  try {
+    const { matches } = await testEndpointFilter(em, companyId, endpointId, { eventType });
+    return { eventType, matches };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return { eventType, problem: error.message };
+  }
 }
 
 /** Webhook endpoints (webhooks.md 5): list, register, edit, disable or enable, delete, rotate the secret, test, resend. */
@@ -194,6 +238,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             description: body.description ?? null,
             apiKeyId: body.api_key_id ?? null,
             authentication: body.authentication,
+            filter: body.filter,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
           sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
@@ -215,7 +260,9 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const testResult = tested && tested.isTest && idOf(tested.endpoint) === endpoint.id ? { delivery: tested, attempts: await listAttempts(em, tested) } : null;
         const resendSince = utcLocal(new Date(Date.now() - 24 * 3600_000));
         const held = await heldCount(em, endpoint.id);
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held }));
+        const filterTestType = typeof ctx.query.filter_test === 'string' && endpoint.filter ? ctx.query.filter_test : null;
+        const filterTest = filterTestType ? await filterTestOf(em, companyId, endpoint.id, filterTestType) : null;
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest }));
       },
     },
     {
@@ -242,6 +289,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             description: body.description,
             apiKeyId: body.api_key_id,
             authentication: body.authentication,
+            filter: body.filter,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
         }),

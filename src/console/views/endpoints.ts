@@ -3,8 +3,9 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { authenticationJson } from '../../delivery/endpoint-authentication';
+import { isSubscribed } from '../../delivery/subscriptions';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
-import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
+import { EVENT_REGISTRY, type EventDefinition, OPERATIONAL_EVENT_TYPES } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, field, postForm, secretValue, table, time } from './components';
@@ -29,17 +30,22 @@ type EndpointView = Pick<
   | 'oauth'
   | 'clientCertificate'
   | 'clientKeySealed'
+  | 'filter'
 > & { apiKey: string | null | { id: string } };
 
 const keyIdOf = (ref: EndpointView['apiKey']) => (ref === null ? null : typeof ref === 'string' ? ref : ref.id);
 
-/** The catalogue of 6.1 and 6.2 by category, in registry order. */
+/** The catalogue of 6.1 and 6.2 and the operational events, by category, in registry order. */
 const CATEGORIES: [string, EventDefinition[]][] = [...new Set(EVENT_REGISTRY.map((e) => e.category))].map((category) => [
   category,
   EVENT_REGISTRY.filter((e) => e.category === category),
 ]);
 
+/** The categories of the operational events (endpoint.*, delivery.*): about the account's own endpoints. */
+const OPERATIONAL_CATEGORIES = new Set<string>(OPERATIONAL_EVENT_TYPES.map((name) => name.slice(0, name.indexOf('.'))));
+
 const categoryLabel = (category: string) => (category === 'work_order' ? 'work_order.* / workorder.*' : `${category}.*`);
+const categoryLegend = (category: string) => (OPERATIONAL_CATEGORIES.has(category) ? `${categoryLabel(category)} (operational)` : categoryLabel(category));
 const eventLabel = (e: EventDefinition) => (e.shapeA && e.shapeB && e.shapeA !== e.shapeB ? `${e.shapeA} / ${e.shapeB}` : e.key);
 
 export function endpointsPage(session: Session, endpoints: EndpointView[], keys: ApiKey[]): string {
@@ -91,6 +97,8 @@ export interface EndpointForm {
   privateKey: string;
   /** A private key is saved: left blank, it is kept. */
   privateKeySaved: boolean;
+  /** The content filter as JSON text; empty for none. */
+  filter: string;
   error?: string | null;
   /** Problems by field: the REST body's top-level name, and its full path (authentication.headers[0].name). */
   errors?: Record<string, string>;
@@ -179,11 +187,11 @@ function eventsFieldset(chosen: Set<string>, error: string | undefined): SafeHtm
     html`<div class="check${extra}"><input type="checkbox" id="event-${value}" name="event_types" value="${value}"${chosen.has(value) ? html` checked` : ''}><label for="event-${value}">${label}</label></div>`;
   return html`<fieldset class="events${error ? ' field-error' : ''}"${error ? html` aria-describedby="event_types-error"` : ''}>
     <legend>Events</legend>
-    <p class="hint">Choose whole categories or single events (names of webhooks.md 6.1 and 6.2; a shape B name is the same event).</p>
+    <p class="hint">Choose whole categories or single events (names of webhooks.md 6.1 and 6.2; a shape B name is the same event). The operational ones tell about your endpoints and deliveries: an endpoint disabled, its circuit breaker opened or closed, a delivery failed or recovered; never about the endpoint they are sent to.</p>
     ${error ? html`<p class="error" id="event_types-error">${error}</p>` : ''}
     ${check('*', 'All events (*)')}
     <div class="events-grid">${CATEGORIES.map(
-      ([category, events]) => html`<fieldset><legend>${categoryLabel(category)}</legend>
+      ([category, events]) => html`<fieldset><legend>${categoryLegend(category)}</legend>
         ${check(`${category}.*`, `All ${categoryLabel(category)} events`, ' category')}
         ${events.map((e) => check(e.key, eventLabel(e)))}
       </fieldset>`,
@@ -231,6 +239,14 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         </select>
       </div>
       ${eventsFieldset(new Set(form.eventTypes), errors.event_types)}
+      ${textArea({
+        name: 'filter',
+        label: 'Filter (optional)',
+        value: form.filter,
+        hint: 'Only events whose body matches are sent, as JSON: {"path": "data.status", "eq": "in_progress"}, with the operators eq, ne, in, nin, gt, gte, lt, lte, exists, combined with {"and": [...]}, {"or": [...]}, {"not": {...}}. Leave it empty for every event chosen above.',
+        error: errors.filter,
+        maxLength: 20000,
+      })}
       ${authenticationFieldsets(form, errors)}
       <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
       html`class="wide"`,
@@ -277,6 +293,31 @@ export interface EndpointPageData {
   resendSince: string;
   /** Deliveries waiting for the endpoint (its breaker is open, or it has as many attempts in flight as it may). */
   held: number;
+  /** What testing the filter on the company's latest event of a type said, when the page was asked to. */
+  filterTest: FilterTestResult | null;
+}
+
+/** The filter tried on the company's latest event of a type: whether it would be sent, or why it could not be tried. */
+export type FilterTestResult = { eventType: string; matches: boolean } | { eventType: string; problem: string };
+
+function filterTestSection(endpoint: EndpointView, result: FilterTestResult | null): SafeHtml {
+  const names = EVENT_REGISTRY.filter((e) => isSubscribed(endpoint.eventTypes, e.key)).map((e) => e.shapeA ?? e.shapeB!);
+  const outcome = !result
+    ? ''
+    : 'problem' in result
+      ? html`<p class="error">${result.problem}</p>`
+      : html`<p>The latest <code>${result.eventType}</code> event ${result.matches ? html`<strong>would be sent</strong>: it matches the filter.` : html`<strong>would not be sent</strong>: the filter leaves it out.`}</p>`;
+  return html`<h2>Test the filter</h2>
+    <p>Whether the filter lets through your company's most recent event of a type, as this endpoint would be sent it.</p>
+    <form method="get" action="/console/endpoints/${endpoint.id}#filter-test" class="filters" aria-label="Test the filter">
+      <div class="actions">
+        <div class="field"><label for="filter-test-type">Event type</label><select id="filter-test-type" name="filter_test">${names.map(
+          (name) => html`<option value="${name}"${result?.eventType === name ? html` selected` : ''}>${name}</option>`,
+        )}</select></div>
+        <button type="submit" class="button secondary">Test the filter</button>
+      </div>
+    </form>
+    <section id="filter-test" tabindex="-1" aria-live="polite" aria-label="Filter test result">${outcome}</section>`;
 }
 
 function circuitSummary(session: Session, endpoint: EndpointView, held: number, base: string): SafeHtml {
@@ -355,10 +396,12 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Ordering</dt><dd>${endpoint.ordering === 'per_record' ? "per record: one record's deliveries at a time, in commit order" : 'none'}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
+        <dt>Filter</dt><dd>${endpoint.filter ? html`<pre class="filter"><code>${JSON.stringify(endpoint.filter, null, 2)}</code></pre>` : html`<span class="muted">none: every event chosen</span>`}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         ${authenticationSummary(endpoint)}
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
+      ${endpoint.filter ? filterTestSection(endpoint, data.filterTest) : ''}
       ${admin ? adminActions : ''}
       <h2>Recent deliveries</h2>
       ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpoint.url]]), () => endpoint.id), 'Nothing delivered yet.')}

@@ -23,6 +23,7 @@ import { Migration20261203000000DeliveryEngine } from './Migration20261203000000
 import { Migration20261204000000EndpointRunBudget } from './Migration20261204000000EndpointRunBudget';
 import { Migration20261205000000EndpointAuthentication } from './Migration20261205000000EndpointAuthentication';
 import { Migration20261206000000OrderedDelivery } from './Migration20261206000000OrderedDelivery';
+import { Migration20261207000000FiltersAndOperationalEvents } from './Migration20261207000000FiltersAndOperationalEvents';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261204000000EndpointRunBudget', class: Migration20261204000000EndpointRunBudget },
   { name: 'Migration20261205000000EndpointAuthentication', class: Migration20261205000000EndpointAuthentication },
   { name: 'Migration20261206000000OrderedDelivery', class: Migration20261206000000OrderedDelivery },
+  { name: 'Migration20261207000000FiltersAndOperationalEvents', class: Migration20261207000000FiltersAndOperationalEvents },
 ];

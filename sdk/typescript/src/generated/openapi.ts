@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. filter sends it only the events whose body matches its conditions.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1523,7 +1523,7 @@ export interface paths {
         get: operations["getWebhookEndpointsById"];
         /**
          * Update an endpoint
-         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. ordering none releases the deliveries that wait for their record's earlier one at once; per_record orders the deliveries not attempted yet.
+         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter. ordering none releases the deliveries that wait for their record's earlier one at once; per_record orders the deliveries not attempted yet.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1601,6 +1601,28 @@ export interface paths {
          *     Scope: `webhooks:manage` (or `admin`).
          */
         post: operations["postWebhookEndpointsByIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/test-filter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test an endpoint's filter
+         * @description Whether the endpoint would be sent an event: a body as it would be sent (event), or the company's most recent event of a type (event_type) in the endpoint's shape; against filter when given (to try one before saving it), else the endpoint's own.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        post: operations["postWebhookEndpointsByIdTestFilter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2031,6 +2053,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "delivery.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * delivery.failed (shape A)
+         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events. Shape B endpoints receive this event in shape A.
+         */
+        post: operations["webhook_A_delivery_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * delivery.recovered (shape A)
+         * @description Operational: a delivery that had failed was delivered later (a re-run, one by one or an endpoint's recovery). Not raised for deliveries of operational events. Shape B endpoints receive this event in shape A.
+         */
+        post: operations["webhook_A_delivery_recovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "employee.created": {
         parameters: {
             query?: never;
@@ -2145,6 +2207,66 @@ export interface webhooks {
          * @description Fired when an employee is updated (catalog shape); changes map each changed field to {from, to}, and skills to {added, removed}.
          */
         post: operations["webhook_B_employee_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.circuit_closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.circuit_closed (shape A)
+         * @description Operational: an endpoint's circuit breaker closed (a probe or any attempt succeeded, or it was closed by hand): its waiting deliveries go out again. Shape B endpoints receive this event in shape A.
+         */
+        post: operations["webhook_A_endpoint_circuit_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.circuit_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.circuit_opened (shape A)
+         * @description Operational: an endpoint's circuit breaker opened (WEBHOOK_CIRCUIT_FAILURES deliveries failed their retries with no success between): its deliveries wait, without using up attempts, until a probe attempt at next_probe_at succeeds. Shape B endpoints receive this event in shape A.
+         */
+        post: operations["webhook_A_endpoint_circuit_opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * endpoint.disabled (shape A)
+         * @description Operational: an endpoint of the company was disabled, by a 410 Gone answer, by failing every attempt for WEBHOOK_DISABLE_AFTER, or through the API. It gets no deliveries until re-enabled (PUT /webhook-endpoints/{id} {"status": "active"}). Shape B endpoints receive this event in shape A.
+         */
+        post: operations["webhook_A_endpoint_disabled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4821,6 +4943,32 @@ export interface components {
                 fingerprint_sha256: string;
             } | null;
         };
+        "WebhookEndpoints.filterScalar": string | number | boolean | null;
+        /** @description A number, a date (YYYY-MM-DD) or a timestamp (RFC 3339). */
+        "WebhookEndpoints.filterBound": number | string;
+        /**
+         * EndpointFilter
+         * @description A content filter (README "Filtering by content"): the endpoint is sent only the events whose body (as it would be sent, in the endpoint's shape) matches. A node is a condition {"path": "data.status", "<operator>": value} with exactly one operator, or {"and": [nodes]}, {"or": [nodes]}, {"not": node}; at most 50 conditions, nested at most 6 deep. Operators: eq, ne (equal or not to a string, number, boolean or null; a missing field is not equal), in, nin (one of a list, or none of it), gt, gte, lt, lte (a number compares with numbers, a date or timestamp with dates and timestamps; anything else does not match), exists (true: present and not null; false: missing or null). null (on update) removes the filter.
+         */
+        EndpointFilter: {
+            /** @description Matches when every node does. */
+            and?: components["schemas"]["EndpointFilter"][];
+            /** @description Matches when any node does. */
+            or?: components["schemas"]["EndpointFilter"][];
+            /** @description Matches when the node does not. */
+            not?: components["schemas"]["EndpointFilter"];
+            /** @description Where the field is in the body: names and array indexes joined by dots, e.g. data.project.project_code, data.assigned_employees.0.role, event_type. */
+            path?: string;
+            eq?: components["schemas"]["WebhookEndpoints.filterScalar"];
+            ne?: components["schemas"]["WebhookEndpoints.filterScalar"];
+            in?: components["schemas"]["WebhookEndpoints.filterScalar"][];
+            nin?: components["schemas"]["WebhookEndpoints.filterScalar"][];
+            gt?: components["schemas"]["WebhookEndpoints.filterBound"];
+            gte?: components["schemas"]["WebhookEndpoints.filterBound"];
+            lt?: components["schemas"]["WebhookEndpoints.filterBound"];
+            lte?: components["schemas"]["WebhookEndpoints.filterBound"];
+            exists?: boolean;
+        } | null;
         /**
          * WebhookEndpoint
          * @description secret is present only in the responses that issue it (registration and rotation).
@@ -4848,6 +4996,7 @@ export interface components {
              */
             previous_secret_expires_at: string | null;
             authentication: components["schemas"]["WebhookEndpointAuthentication"];
+            filter: components["schemas"]["EndpointFilter"];
             /** Format: uuid */
             api_key_id: string | null;
             /** Format: date-time */
@@ -4857,7 +5006,7 @@ export interface components {
             secret?: string;
         };
         /** @description Event types (employee.created), categories (project.*) or * for all; shape B names (workorder.created, po.*) are accepted too. */
-        "WebhookEndpoints.eventTypes": ("*" | "contact.*" | "customer.*" | "employee.*" | "location.*" | "project.*" | "report.*" | "time_off.*" | "timesheet.*" | "timesheets.*" | "vendor.*" | "work_order.*" | "workorder.*" | "po.*" | "contact.created" | "contact.deleted" | "contact.updated" | "customer.created" | "customer.deleted" | "customer.updated" | "employee.created" | "employee.deleted" | "employee.updated" | "location.created" | "location.deleted" | "location.updated" | "project.closed" | "project.created" | "project.deleted" | "project.updated" | "report.completion_approved" | "report.completion_submitted" | "report.daily_submitted" | "time_off.created" | "time_off.deleted" | "time_off.updated" | "timesheet.created" | "timesheet.locked" | "timesheet.processed" | "timesheet.submitted" | "timesheet.unlocked" | "timesheet.updated" | "timesheets.processed.batch" | "vendor.created" | "vendor.deleted" | "vendor.updated" | "work_order.created" | "workorder.created" | "work_order.deleted" | "workorder.deleted" | "work_order.scheduled" | "work_order.status_changed" | "work_order.updated" | "workorder.updated" | "employee.assigned" | "po.approved" | "po.attachment.added" | "po.attachment.removed" | "po.created" | "po.received" | "po.rejected" | "po.submitted" | "po.updated" | "report.failed" | "report.generated" | "report.scheduled" | "timesheet.deleted" | "workorder.cancelled" | "workorder.completed" | "workorder.started")[];
+        "WebhookEndpoints.eventTypes": ("*" | "contact.*" | "customer.*" | "delivery.*" | "employee.*" | "endpoint.*" | "location.*" | "project.*" | "report.*" | "time_off.*" | "timesheet.*" | "timesheets.*" | "vendor.*" | "work_order.*" | "workorder.*" | "po.*" | "contact.created" | "contact.deleted" | "contact.updated" | "customer.created" | "customer.deleted" | "customer.updated" | "delivery.failed" | "delivery.recovered" | "employee.created" | "employee.deleted" | "employee.updated" | "endpoint.circuit_closed" | "endpoint.circuit_opened" | "endpoint.disabled" | "location.created" | "location.deleted" | "location.updated" | "project.closed" | "project.created" | "project.deleted" | "project.updated" | "report.completion_approved" | "report.completion_submitted" | "report.daily_submitted" | "time_off.created" | "time_off.deleted" | "time_off.updated" | "timesheet.created" | "timesheet.locked" | "timesheet.processed" | "timesheet.submitted" | "timesheet.unlocked" | "timesheet.updated" | "timesheets.processed.batch" | "vendor.created" | "vendor.deleted" | "vendor.updated" | "work_order.created" | "workorder.created" | "work_order.deleted" | "workorder.deleted" | "work_order.scheduled" | "work_order.status_changed" | "work_order.updated" | "workorder.updated" | "employee.assigned" | "po.approved" | "po.attachment.added" | "po.attachment.removed" | "po.created" | "po.received" | "po.rejected" | "po.submitted" | "po.updated" | "report.failed" | "report.generated" | "report.scheduled" | "timesheet.deleted" | "workorder.cancelled" | "workorder.completed" | "workorder.started")[];
         /** @description At most this many attempts per second to this endpoint, all workers together (beyond the spec); null for no limit. */
         "WebhookEndpoints.maxAttemptsPerSecond": number | null;
         /**
@@ -4923,6 +5072,7 @@ export interface components {
              */
             api_key_id?: string | null;
             authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"];
+            filter?: components["schemas"]["EndpointFilter"];
         };
         /**
          * WebhookEndpointUpdate
@@ -4945,6 +5095,7 @@ export interface components {
             max_attempts_per_second?: components["schemas"]["WebhookEndpoints.maxAttemptsPerSecond"];
             /** @description null removes every method. */
             authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"] | null;
+            filter?: components["schemas"]["EndpointFilter"];
         };
         /** WebhookEndpointRotate */
         WebhookEndpointRotate: {
@@ -5016,6 +5167,25 @@ export interface components {
             /** @description The OpenTelemetry trace of the change the delivery carries (the request that made it), which its automatic attempts continue; a re-run asked for by hand has a trace of its own that links to it. Null when tracing was off. */
             trace_id: string | null;
             attempts?: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** WebhookEndpointFilterTestResult */
+        WebhookEndpointFilterTestResult: {
+            /** @description Whether the endpoint would be sent the event (true when there is no filter). */
+            matches: boolean;
+            filter: components["schemas"]["EndpointFilter"];
+            /** @description The body tested. */
+            event: Record<string, never>;
+        };
+        /**
+         * WebhookEndpointFilterTest
+         * @description What to test: an event body as the endpoint would be sent it (event), or the company's most recent event of a type (event_type), in the endpoint's shape; against filter when given, else the endpoint's own.
+         */
+        WebhookEndpointFilterTest: {
+            /** @description A body as delivered, e.g. {"event_type": "work_order.updated", "data": {...}}. */
+            event?: Record<string, never>;
+            /** @description An event type of either shape (work_order.updated, workorder.updated). */
+            event_type?: string;
+            filter?: components["schemas"]["EndpointFilter"];
         };
         /**
          * WebhookRecovery
@@ -6239,6 +6409,73 @@ export interface components {
             /** @description Id of the API key that made the change. */
             updated_by: string;
         };
+        /** @description The endpoint an operational event is about (never the one it is delivered to). */
+        "EventDefinitions.operationalEndpoint": {
+            /** Format: uuid */
+            id: string;
+            /** @description The host of its URL (not the URL: a path or query may hold a token). */
+            host: string;
+            description: string | null;
+        };
+        /**
+         * DeliveryFailedData
+         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events.
+         * @example {
+         *       "delivery_id": "0193f4a1-0000-7000-8000-000000000010",
+         *       "event_id": "0193f4a0-0000-7000-8000-000000000001",
+         *       "event_type": "work_order.updated",
+         *       "endpoint": {
+         *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
+         *         "host": "erp.example.com",
+         *         "description": "ERP sync"
+         *       },
+         *       "attempt_count": 6,
+         *       "last_status_code": 503,
+         *       "last_error": "HTTP 503",
+         *       "failed_at": "2026-12-07T15:12:44.121Z"
+         *     }
+         */
+        DeliveryFailedData: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            event_id: string | null;
+            /** @description The event the delivery carried, as the endpoint was sent it. */
+            event_type: string;
+            endpoint: components["schemas"]["EventDefinitions.operationalEndpoint"];
+            attempt_count: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            failed_at: components["schemas"]["EventDefinitions.timestamp"];
+        };
+        /**
+         * DeliveryRecoveredData
+         * @description Operational: a delivery that had failed was delivered later (a re-run, one by one or an endpoint's recovery). Not raised for deliveries of operational events.
+         * @example {
+         *       "delivery_id": "0193f4a1-0000-7000-8000-000000000010",
+         *       "event_id": "0193f4a0-0000-7000-8000-000000000001",
+         *       "event_type": "work_order.updated",
+         *       "endpoint": {
+         *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
+         *         "host": "erp.example.com",
+         *         "description": "ERP sync"
+         *       },
+         *       "attempt_count": 7,
+         *       "failed_at": "2026-12-07T15:12:44.121Z",
+         *       "delivered_at": "2026-12-07T16:02:10.004Z"
+         *     }
+         */
+        DeliveryRecoveredData: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            event_id: string | null;
+            event_type: string;
+            endpoint: components["schemas"]["EventDefinitions.operationalEndpoint"];
+            attempt_count: number;
+            failed_at: components["schemas"]["EventDefinitions.timestamp"];
+            delivered_at: components["schemas"]["EventDefinitions.timestamp"];
+        };
         /** Format: date */
         "EventDefinitions.nullableDate": string | null;
         /**
@@ -6479,6 +6716,66 @@ export interface components {
             emergency_contact_name: string | null;
             emergency_contact_phone: string | null;
             changes: components["schemas"]["ChangesB"];
+        };
+        /** Format: date-time */
+        "EventDefinitions.nullableTimestamp": string | null;
+        /**
+         * EndpointCircuitClosedData
+         * @description Operational: an endpoint's circuit breaker closed (a probe or any attempt succeeded, or it was closed by hand): its waiting deliveries go out again.
+         * @example {
+         *       "endpoint": {
+         *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
+         *         "host": "erp.example.com",
+         *         "description": "ERP sync"
+         *       },
+         *       "opened_at": "2026-12-07T09:12:44.121Z",
+         *       "closed_at": "2026-12-07T09:14:02.500Z"
+         *     }
+         */
+        EndpointCircuitClosedData: {
+            endpoint: components["schemas"]["EventDefinitions.operationalEndpoint"];
+            opened_at: components["schemas"]["EventDefinitions.nullableTimestamp"];
+            closed_at: components["schemas"]["EventDefinitions.timestamp"];
+        };
+        /**
+         * EndpointCircuitOpenedData
+         * @description Operational: an endpoint's circuit breaker opened (WEBHOOK_CIRCUIT_FAILURES deliveries failed their retries with no success between): its deliveries wait, without using up attempts, until a probe attempt at next_probe_at succeeds.
+         * @example {
+         *       "endpoint": {
+         *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
+         *         "host": "erp.example.com",
+         *         "description": "ERP sync"
+         *       },
+         *       "opened_at": "2026-12-07T09:12:44.121Z",
+         *       "next_probe_at": "2026-12-07T09:13:14.121Z",
+         *       "failing_deliveries": 5
+         *     }
+         */
+        EndpointCircuitOpenedData: {
+            endpoint: components["schemas"]["EventDefinitions.operationalEndpoint"];
+            opened_at: components["schemas"]["EventDefinitions.timestamp"];
+            next_probe_at: components["schemas"]["EventDefinitions.nullableTimestamp"];
+            /** @description Deliveries whose retries failed, which opened it. */
+            failing_deliveries: number;
+        };
+        /**
+         * EndpointDisabledData
+         * @description Operational: an endpoint of the company was disabled, by a 410 Gone answer, by failing every attempt for WEBHOOK_DISABLE_AFTER, or through the API. It gets no deliveries until re-enabled (PUT /webhook-endpoints/{id} {"status": "active"}).
+         * @example {
+         *       "endpoint": {
+         *         "id": "0193f4a0-5b4a-7392-8170-6f5e4d3c2b1a",
+         *         "host": "erp.example.com",
+         *         "description": "ERP sync"
+         *       },
+         *       "reason": "The endpoint answered 410 Gone at 2026-12-07T09:12:44.120Z",
+         *       "disabled_at": "2026-12-07T09:12:44.121Z"
+         *     }
+         */
+        EndpointDisabledData: {
+            endpoint: components["schemas"]["EventDefinitions.operationalEndpoint"];
+            /** @description Why, as disabled_reason says it. */
+            reason: string | null;
+            disabled_at: components["schemas"]["EventDefinitions.timestamp"];
         };
         /**
          * LocationCreatedData
@@ -8194,8 +8491,6 @@ export interface components {
             total: number;
             category: string | null;
         };
-        /** Format: date-time */
-        "EventDefinitions.nullableTimestamp": string | null;
         /**
          * CatalogPoApprovedData
          * @description Fired when a purchase order is approved. Carries the purchase order fields of po.created plus the approval and the approvers' decisions.
@@ -13962,6 +14257,51 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postWebhookEndpointsByIdTestFilter: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. 1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointFilterTest"];
+            };
+        };
+        responses: {
+            /** @description Whether it matches, and what was tested */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointFilterTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
     getWebhookEndpointsByIdAttempts: {
         parameters: {
             query?: {
@@ -14860,6 +15200,120 @@ export interface operations {
             };
         };
     };
+    webhook_A_delivery_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`, keyed with the endpoint secret. */
+                "X-Webhook-Signature": string;
+                /** @description Unix seconds of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery id: the same on every attempt and re-run; de-duplicate on it. */
+                "X-Webhook-ID": string;
+                /** @description The event name in the shape delivered. */
+                "X-Webhook-Event": string;
+                /** @description Attempt number, 0 for the first. */
+                "X-Webhook-Retry": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "delivery.failed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** Format: uuid */
+                    company_id: string;
+                    data: components["schemas"]["DeliveryFailedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Answer within 10 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: the delivery is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A temporary failure: retried after 1 min, 5 min, 15 min, 1 h and 6 h. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_A_delivery_recovered: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`, keyed with the endpoint secret. */
+                "X-Webhook-Signature": string;
+                /** @description Unix seconds of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery id: the same on every attempt and re-run; de-duplicate on it. */
+                "X-Webhook-ID": string;
+                /** @description The event name in the shape delivered. */
+                "X-Webhook-Event": string;
+                /** @description Attempt number, 0 for the first. */
+                "X-Webhook-Retry": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "delivery.recovered";
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** Format: uuid */
+                    company_id: string;
+                    data: components["schemas"]["DeliveryRecoveredData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Answer within 10 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: the delivery is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A temporary failure: retried after 1 min, 5 min, 15 min, 1 h and 6 h. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_A_employee_created: {
         parameters: {
             query?: never;
@@ -15163,6 +15617,177 @@ export interface operations {
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["CatalogEmployeeUpdatedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Answer within 10 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: the delivery is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A temporary failure: retried after 1 min, 5 min, 15 min, 1 h and 6 h. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_A_endpoint_circuit_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`, keyed with the endpoint secret. */
+                "X-Webhook-Signature": string;
+                /** @description Unix seconds of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery id: the same on every attempt and re-run; de-duplicate on it. */
+                "X-Webhook-ID": string;
+                /** @description The event name in the shape delivered. */
+                "X-Webhook-Event": string;
+                /** @description Attempt number, 0 for the first. */
+                "X-Webhook-Retry": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "endpoint.circuit_closed";
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** Format: uuid */
+                    company_id: string;
+                    data: components["schemas"]["EndpointCircuitClosedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Answer within 10 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: the delivery is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A temporary failure: retried after 1 min, 5 min, 15 min, 1 h and 6 h. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_A_endpoint_circuit_opened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`, keyed with the endpoint secret. */
+                "X-Webhook-Signature": string;
+                /** @description Unix seconds of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery id: the same on every attempt and re-run; de-duplicate on it. */
+                "X-Webhook-ID": string;
+                /** @description The event name in the shape delivered. */
+                "X-Webhook-Event": string;
+                /** @description Attempt number, 0 for the first. */
+                "X-Webhook-Retry": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "endpoint.circuit_opened";
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** Format: uuid */
+                    company_id: string;
+                    data: components["schemas"]["EndpointCircuitOpenedData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Answer within 10 seconds; do the work afterwards. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: the delivery is not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A temporary failure: retried after 1 min, 5 min, 15 min, 1 h and 6 h. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_A_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Lowercase hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>`, keyed with the endpoint secret. */
+                "X-Webhook-Signature": string;
+                /** @description Unix seconds of this attempt. */
+                "X-Webhook-Timestamp": string;
+                /** @description The delivery id: the same on every attempt and re-run; de-duplicate on it. */
+                "X-Webhook-ID": string;
+                /** @description The event name in the shape delivered. */
+                "X-Webhook-Event": string;
+                /** @description Attempt number, 0 for the first. */
+                "X-Webhook-Retry": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "endpoint.disabled";
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** Format: uuid */
+                    company_id: string;
+                    data: components["schemas"]["EndpointDisabledData"];
                 };
             };
         };

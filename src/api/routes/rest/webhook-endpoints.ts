@@ -16,12 +16,15 @@ import {
   listEndpoints,
   registerEndpoint,
   rotateEndpointSecret,
+  testEndpointFilter,
   updateEndpoint,
 } from '../../../delivery/endpoints-service';
 import { authenticationJson } from '../../../delivery/endpoint-authentication';
 import type { WebhookEndpoint } from '../../../delivery/webhook-endpoint.entity';
 import type {
   WebhookEndpointCreate,
+  WebhookEndpointFilterTest,
+  WebhookEndpointFilterTestResult,
   WebhookEndpoint as WebhookEndpointRecord,
   WebhookEndpointRecover,
   WebhookEndpointRotate,
@@ -56,6 +59,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
     },
     previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
     authentication: authenticationJson(endpoint),
+    filter: endpoint.filter,
     api_key_id: idOf(endpoint.apiKey),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
@@ -75,7 +79,8 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       summary: 'Register an endpoint',
       description:
         'Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the ' +
-        'endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.',
+        'endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. ' +
+        'filter sends it only the events whose body matches its conditions.',
       body: { schema: `${SCHEMA}/create` },
       responses: { 201: { description: 'The endpoint, with its secret', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
@@ -89,6 +94,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           apiKeyId: body.api_key_id,
           maxAttemptsPerSecond: body.max_attempts_per_second,
           authentication: body.authentication,
+          filter: body.filter,
         });
         ctx.status = 201;
         ctx.set('Location', `${ctx.path}/${endpoint.id}`);
@@ -125,7 +131,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       summary: 'Update an endpoint',
       description:
         'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). ' +
-        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. ' +
+        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter. ' +
         'ordering none releases the deliveries that wait for their record\'s earlier one at once; per_record orders the deliveries not attempted yet.',
       body: { schema: `${SCHEMA}/update` },
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
@@ -141,6 +147,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           status: body.status,
           maxAttemptsPerSecond: body.max_attempts_per_second,
           authentication: body.authentication,
+          filter: body.filter,
         });
         ctx.body = endpointJson(endpoint);
       },
@@ -201,6 +208,26 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         const { delivery, finished } = await sendTestDelivery(ctx.state.em, deliveryWorkflows, config, ctx.state.principal.companyId, ctx.params.id!);
         ctx.status = finished ? 200 : 202;
         ctx.body = deliveryJson(delivery, await listAttempts(ctx.state.em, delivery));
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/test-filter',
+      summary: "Test an endpoint's filter",
+      description:
+        'Whether the endpoint would be sent an event: a body as it would be sent (event), or the company\'s most recent event of a type ' +
+        '(event_type) in the endpoint\'s shape; against filter when given (to try one before saving it), else the endpoint\'s own.',
+      body: { schema: `${SCHEMA}/filterTest` },
+      responses: { 200: { description: 'Whether it matches, and what was tested', schema: `${SCHEMA}/filterTestResult` } },
+      async handler(ctx) {
+        const body = ctx.request.body as WebhookEndpointFilterTest;
+        const result: WebhookEndpointFilterTestResult = await testEndpointFilter(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, {
+          event: body.event as Record<string, unknown> | undefined,
+          eventType: body.event_type,
+          filter: body.filter,
+        });
+        ctx.body = result;
       },
     },
     {
