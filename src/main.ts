@@ -83,11 +83,12 @@ async function main() {
       import('./worker/worker.js'),
       import('./api/server.js'),
       import('./delivery/outbox-dispatcher.js'),
+      import('./delivery/feed-alerts.js'),
       import('./temporal/connection.js'),
       import('./temporal/retention-schedule.js'),
     ]);
     await allStarted([...servers, code]);
-    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }] =
+    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { startFeedLagWatch }, { connectTemporalClient }, { ensureRetentionSchedule }] =
       await code;
 
     const config = loadConfig(env);
@@ -111,7 +112,11 @@ async function main() {
       started.api = () => api.close();
       // On the worker's connection: its starts hand their first workflow task to the worker (eager start).
       const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: (await worker).deliveryWorkflows, logger });
-      started.dispatcher = () => dispatcher.stop();
+      const feedLag = startFeedLagWatch({ orm, logger, lagAlertMs: config.webhooks.feedLagAlertMs });
+      started.dispatcher = async () => {
+        feedLag.stop();
+        await dispatcher.stop();
+      };
       await ensureRetentionSchedule(temporal, config);
     })();
     const running = allStarted([worker, front]);

@@ -4,6 +4,7 @@ import { consolePages } from '../../src/console/app';
 import { createUser } from '../../src/console/users/users-service';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
+import { FeedWaits } from '../../src/delivery/feed-waits';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import { registerEndpoint } from '../../src/delivery/endpoints-service';
 import { createLogger } from '../../src/logger';
@@ -127,6 +128,7 @@ describe('console security', () => {
       deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       secretBox,
       apiKeys,
+      feedWaits: new FeedWaits({ databaseUrl: stack.config.databaseUrl, logger: createLogger('silent') }),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
       metrics: createApiMetrics(stack.orm),

@@ -69,7 +69,7 @@ function formOf(ctx: ConsoleContext): EndpointForm {
 function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
   const { oauth } = endpoint;
   return {
-    url: endpoint.url,
+    url: endpoint.url ?? '',
     description: endpoint.description ?? '',
     eventTypes: endpoint.eventTypes,
     payloadShape: endpoint.payloadShape,

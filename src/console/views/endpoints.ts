@@ -3,7 +3,7 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { authenticationJson } from '../../delivery/endpoint-authentication';
-import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { endpointName, type WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';
@@ -349,7 +349,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
       </dl>
       ${admin ? adminActions : ''}
       <h2>Recent deliveries</h2>
-      ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpoint.url]]), () => endpoint.id), 'Nothing delivered yet.')}
+      ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpointName(endpoint)]]), () => endpoint.id), 'Nothing delivered yet.')}
       <p><a href="/console/deliveries?endpoint_id=${endpoint.id}">All deliveries to this endpoint</a></p>`,
   });
 }

@@ -22,6 +22,7 @@ import { Migration20261202000000InboundRetries } from './Migration20261202000000
 import { Migration20261203000000DeliveryEngine } from './Migration20261203000000DeliveryEngine';
 import { Migration20261204000000EndpointRunBudget } from './Migration20261204000000EndpointRunBudget';
 import { Migration20261205000000EndpointAuthentication } from './Migration20261205000000EndpointAuthentication';
+import { Migration20261208000000EventFeeds } from './Migration20261208000000EventFeeds';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -48,4 +49,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261203000000DeliveryEngine', class: Migration20261203000000DeliveryEngine },
   { name: 'Migration20261204000000EndpointRunBudget', class: Migration20261204000000EndpointRunBudget },
   { name: 'Migration20261205000000EndpointAuthentication', class: Migration20261205000000EndpointAuthentication },
+  { name: 'Migration20261208000000EventFeeds', class: Migration20261208000000EventFeeds },
 ];

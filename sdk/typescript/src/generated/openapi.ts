@@ -4763,6 +4763,11 @@ export interface components {
             period_end: components["schemas"]["common.definitions.date"];
         };
         /**
+         * @description webhook (the default): signed POSTs to url. feed: no url; the events are kept in order and read with GET /webhook-endpoints/{id}/feed, for subscribers that accept no inbound HTTPS.
+         * @enum {unknown}
+         */
+        "WebhookEndpoints.delivery": "webhook" | "feed";
+        /**
          * CircuitBreaker
          * @description Opens when WEBHOOK_CIRCUIT_FAILURES different deliveries have each failed a retry too, with no success between (timeouts, connection errors, 5xx): the endpoint's deliveries then wait, without using up their attempts, until one probe attempt at next_probe_at succeeds (closed) or fails (open again, for twice as long). POST /webhook-endpoints/{id}/close-circuit closes it by hand.
          */
@@ -4817,13 +4822,32 @@ export interface components {
             } | null;
         };
         /**
+         * WebhookFeedState
+         * @description Where a feed stands: its last event, the cursor its consumer acknowledged, and how far behind that is.
+         */
+        WebhookFeedState: {
+            /** @description The cursor after the feed's last event. */
+            cursor: string;
+            /** @description The cursor the consumer acknowledged; a read without after resumes from it. */
+            acknowledged_cursor: string;
+            /** @description Events after the acknowledged cursor. */
+            unacknowledged_events: number;
+            /**
+             * Format: date-time
+             * @description When the oldest of them was written; FEED_LAG_ALERT_MINUTES past it, a feed_behind alert is raised.
+             */
+            oldest_unacknowledged_at: string | null;
+        };
+        /**
          * WebhookEndpoint
          * @description secret is present only in the responses that issue it (registration and rotation).
          */
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
-            url: string;
+            delivery: components["schemas"]["WebhookEndpoints.delivery"];
+            /** @description null for a feed. */
+            url: string | null;
             description: string | null;
             event_types: string[];
             /** @enum {unknown} */
@@ -4844,6 +4868,8 @@ export interface components {
             authentication: components["schemas"]["WebhookEndpointAuthentication"];
             /** Format: uuid */
             api_key_id: string | null;
+            /** @description A feed's position and lag; null for a webhook endpoint. */
+            feed: components["schemas"]["WebhookFeedState"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4900,8 +4926,9 @@ export interface components {
         };
         /** WebhookEndpointCreate */
         WebhookEndpointCreate: {
-            /** @description A public https URL. */
-            url: string;
+            delivery?: components["schemas"]["WebhookEndpoints.delivery"];
+            /** @description A public https URL: required for a webhook, not allowed for a feed. */
+            url?: string;
             event_types: components["schemas"]["WebhookEndpoints.eventTypes"];
             /**
              * @description A (detailed, default) or B (catalog).
@@ -4922,6 +4949,7 @@ export interface components {
          * @description Partial: only the fields given change.
          */
         WebhookEndpointUpdate: {
+            /** @description A webhook endpoint's only: a feed has none. */
             url?: string;
             event_types?: components["schemas"]["WebhookEndpoints.eventTypes"];
             /** @enum {unknown} */
@@ -5052,8 +5080,11 @@ export interface components {
         WebhookAlert: {
             /** Format: uuid */
             id: string;
-            /** @enum {unknown} */
-            kind: "delivery_failed" | "endpoint_disabled";
+            /**
+             * @description feed_behind: a feed's oldest unacknowledged event waited FEED_LAG_ALERT_MINUTES.
+             * @enum {unknown}
+             */
+            kind: "delivery_failed" | "endpoint_disabled" | "feed_behind";
             /**
              * Format: uuid
              * @description null for an endpoint alert.
@@ -5067,7 +5098,7 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
-             * @description When the delivery was delivered or the endpoint re-enabled.
+             * @description When the delivery was delivered, the endpoint re-enabled or the feed's consumer caught up.
              */
             resolved_at: string | null;
         };
