@@ -4751,7 +4751,9 @@ export interface WebhookFeedEvent {
   /**
    * The body a webhook would carry: the shape A or B envelope of the event.
    */
-  body: {};
+  body: {
+    [k: string]: unknown;
+  };
 }
 
 export interface WebhookFeedPage {

@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1667,6 +1667,50 @@ export interface paths {
         get: operations["getWebhookEndpointsByIdRecoveriesRecoveryId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a feed's events
+         * @description The events after the cursor `after` (without it: after the acknowledged cursor), in feed order, each with the id, event type and body a webhook would carry; next_cursor reads on. A feed never skips an event that commits later, and never shows one twice at two positions. wait (seconds, up to 30) holds the request until an event arrives or the time is up (then data is empty). A cursor from before the events retention deleted (RETENTION_DELIVERY_DAYS) is a 410 CURSOR_EXPIRED naming the oldest cursor kept.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        get: operations["getWebhookEndpointsByIdFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/feed/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge a feed's events
+         * @description Commits the consumer's position: every event up to the cursor is processed, and a read without after resumes from it. An older cursor than the one acknowledged changes nothing. Resolves the feed's feed_behind alert once what is left is within FEED_LAG_ALERT_MINUTES.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        post: operations["postWebhookEndpointsByIdFeedAck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5071,6 +5115,42 @@ export interface components {
              * @description Re-run the failed and cancelled deliveries made at or after this time.
              */
             since: string;
+        };
+        /**
+         * WebhookFeedEvent
+         * @description One event as a webhook would carry it.
+         */
+        WebhookFeedEvent: {
+            /**
+             * Format: uuid
+             * @description What X-Webhook-ID carries: the same for this event and endpoint every time it is read; deduplicate on it.
+             */
+            id: string;
+            /** @description What X-Webhook-Event carries, in the endpoint's payload shape. */
+            event_type: string;
+            /**
+             * Format: date-time
+             * @description When it was written to the feed.
+             */
+            created_at: string;
+            /** @description The cursor just after this event: read or acknowledge up to here with it. */
+            cursor: string;
+            /** @description The body a webhook would carry: the shape A or B envelope of the event. */
+            body: {
+                [key: string]: unknown;
+            };
+        };
+        /** WebhookFeedPage */
+        WebhookFeedPage: {
+            /** @description The events after the cursor, in feed order; empty when there are none (yet). */
+            data: components["schemas"]["WebhookFeedEvent"][];
+            /** @description Pass it as after to read on; the cursor given when there was nothing new. */
+            next_cursor: string;
+        };
+        /** WebhookFeedAck */
+        WebhookFeedAck: {
+            /** @description A cursor of this feed: every event up to it is processed. An older one than acknowledged already changes nothing. */
+            cursor: string;
         };
         /** WebhookDeliveryRetry */
         WebhookDeliveryRetry: {
@@ -14101,6 +14181,110 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhookEndpointsByIdFeed: {
+        parameters: {
+            query?: {
+                /** @description A cursor this feed returned (next_cursor, an event's cursor, acknowledged_cursor): the events after it. Without it: after the acknowledged cursor. */
+                after?: string;
+                /** @description Events at most (1 to 1000). */
+                limit?: number;
+                /** @description Seconds to wait for an event when there is none after the cursor (0 to 30): a long poll. */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events after the cursor, and the cursor to read on from */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFeedPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The cursor is older than the events the feed keeps (CURSOR_EXPIRED); the message names the oldest cursor kept */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postWebhookEndpointsByIdFeedAck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. 1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookFeedAck"];
+            };
+        };
+        responses: {
+            /** @description The feed's position and lag now */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFeedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            /** @description The cursor is older than the events the feed keeps (CURSOR_EXPIRED) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };
