@@ -5,6 +5,7 @@ import { idOf } from '../../domain/page';
 import { getDelivery, listAttempts, listDeliveries, sendTestDelivery, startRecovery } from '../../delivery/deliveries-service';
 import { closeEndpointCircuit, deleteEndpoint, getEndpoint, listEndpoints, registerEndpoint, rotateEndpointSecret, updateEndpoint } from '../../delivery/endpoints-service';
 import { heldCount } from '../../delivery/endpoint-admission';
+import { feedStates } from '../../delivery/feed-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import type { WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
@@ -12,7 +13,7 @@ import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
 import type { Session } from '../users/sessions';
-import { confirmEndpointPage, type EndpointForm, endpointFormPage, type HeaderRow, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
+import { confirmEndpointPage, type EndpointForm, endpointFormPage, type EndpointFormMode, type HeaderRow, endpointPage, endpointSecretPage, endpointsPage } from '../views/endpoints';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -42,9 +43,10 @@ function headerRowsOf(form: FormBody): HeaderRow[] {
   return rows;
 }
 
-function formOf(ctx: ConsoleContext): EndpointForm {
+function formOf(ctx: ConsoleContext, saved: Pick<WebhookEndpoint, 'delivery'> | null): EndpointForm {
   const { form } = ctx.state;
   return {
+    delivery: saved?.delivery ?? (text(form, 'delivery') || 'webhook'),
     url: text(form, 'url').trim(),
     description: text(form, 'description').trim(),
     eventTypes: list(form, 'event_types'),
@@ -69,6 +71,7 @@ function formOf(ctx: ConsoleContext): EndpointForm {
 function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
   const { oauth } = endpoint;
   return {
+    delivery: endpoint.delivery,
     url: endpoint.url ?? '',
     description: endpoint.description ?? '',
     eventTypes: endpoint.eventTypes,
@@ -84,6 +87,7 @@ function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
 }
 
 const EMPTY_FORM: EndpointForm = {
+  delivery: 'webhook',
   url: '',
   description: '',
   eventTypes: [],
@@ -121,16 +125,19 @@ function authenticationOf(form: EndpointForm): WebhookEndpointAuthenticationInpu
  * an edit); blanks the form cannot leave out are refused with plain words.
  */
 function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
-  if (!form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
+  const feed = form.delivery === 'feed';
+  if (!feed && !form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
   if (form.eventTypes.length === 0) throw ApiError.invalid('event_types', 'is required', 'Choose at least one event or category.');
   const description = form.description || (mode === 'update' ? null : undefined);
   return {
-    url: form.url,
+    ...(mode === 'create' ? { delivery: form.delivery } : {}),
+    // A URL typed for a feed is sent, for the service to refuse in its words.
+    ...(form.url ? { url: form.url } : {}),
     event_types: form.eventTypes,
     payload_shape: form.payloadShape || 'A',
     ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
-    authentication: authenticationOf(form),
+    ...(feed ? {} : { authentication: authenticationOf(form) }),
   };
 }
 
@@ -138,12 +145,12 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
 export function endpointPages({ secretBox, deliveryWorkflows, config, validator }: AppDeps): ConsolePage[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
 
-  const showForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, status = 200) =>
+  const showForm = async (ctx: ConsoleContext, session: Session, mode: EndpointFormMode, form: EndpointForm, status = 200) =>
     sendPage(ctx, endpointFormPage(session, mode, form, await listApiKeys(ctx.state.em, session.user.companyId)), status);
 
   /** Runs a form's change; a refusal re-renders the form (400 or 409) with the problem next to its field. */
-  const withForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, change: (form: EndpointForm) => Promise<void>) => {
-    const form = formOf(ctx);
+  const withForm = async (ctx: ConsoleContext, session: Session, mode: EndpointFormMode, change: (form: EndpointForm) => Promise<void>, saved: Pick<WebhookEndpoint, 'delivery'> | null = null) => {
+    const form = formOf(ctx, saved);
     try {
       await change(form);
     } catch (error) {
@@ -155,7 +162,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
     }
   };
 
-  const newMode = { action: '/console/endpoints', title: 'Register an endpoint', submit: 'Register endpoint' };
+  const newMode = { action: '/console/endpoints', title: 'Register an endpoint', submit: 'Register endpoint', chooseDelivery: true };
   const editMode = (id: string) => ({ action: `/console/endpoints/${id}`, title: 'Edit the endpoint', submit: 'Save changes' });
 
   return [
@@ -183,6 +190,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         withForm(ctx, session, newMode, async (form) => {
           const body = validator.validate<WebhookEndpointCreate>(`${SCHEMA}/create`, bodyOf(form, 'create'));
           const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, consoleActor(session), {
+            delivery: body.delivery,
             url: body.url,
             eventTypes: body.event_types,
             payloadShape: body.payload_shape ?? 'A',
@@ -191,7 +199,9 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             authentication: body.authentication,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
-          sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
+          // A feed signs nothing: its secret is of no use to its subscriber.
+          if (endpoint.delivery === 'feed') await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The feed is registered: its subscriber reads it with an API key of your company.');
+          else sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
         }),
     },
     {
@@ -210,7 +220,8 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const testResult = tested && tested.isTest && idOf(tested.endpoint) === endpoint.id ? { delivery: tested, attempts: await listAttempts(em, tested) } : null;
         const resendSince = utcLocal(new Date(Date.now() - 24 * 3600_000));
         const held = await heldCount(em, endpoint.id);
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held }));
+        const feed = (await feedStates(em, [endpoint.id])).get(endpoint.id) ?? null;
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, feed }));
       },
     },
     {
@@ -226,7 +237,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       method: 'POST',
       path: '/endpoints/:id',
       role: 'admin',
-      handler: (ctx, session) =>
+      handler: async (ctx, session) =>
         withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
           const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
           const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, {
@@ -238,7 +249,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             authentication: body.authentication,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
-        }),
+        }, await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!)),
     },
     {
       method: 'POST',

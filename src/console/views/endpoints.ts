@@ -3,6 +3,7 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { authenticationJson } from '../../delivery/endpoint-authentication';
+import type { FeedState } from '../../delivery/feed-service';
 import { endpointName, type WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
@@ -14,6 +15,7 @@ import { layout } from './layout';
 type EndpointView = Pick<
   Row<WebhookEndpoint>,
   | 'id'
+  | 'delivery'
   | 'url'
   | 'description'
   | 'eventTypes'
@@ -46,7 +48,7 @@ export function endpointsPage(session: Session, endpoints: EndpointView[], keys:
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
   const rows = endpoints.map(
     (e) => html`<tr>
-      <td class="excerpt"><a href="/console/endpoints/${e.id}">${e.url}</a></td>
+      <td class="excerpt"><a href="/console/endpoints/${e.id}">${endpointName(e)}</a></td>
       <td>${e.description ?? ''}</td>
       <td class="scopes">${e.eventTypes.join(', ')}</td>
       <td>${e.payloadShape}</td>
@@ -60,7 +62,7 @@ export function endpointsPage(session: Session, endpoints: EndpointView[], keys:
     nav: 'endpoints',
     session,
     body: html`
-      <p>Each endpoint is sent the events it subscribes to, signed with its own secret (<code>X-Webhook-Signature</code>).</p>
+      <p>Each endpoint is sent the events it subscribes to, signed with its own secret (<code>X-Webhook-Signature</code>); a feed keeps them for its subscriber to read.</p>
       ${admin ? html`<p><a class="button" href="/console/endpoints/new">Register an endpoint</a></p>` : ''}
       ${table('Webhook endpoints of your company', ['URL', 'Description', 'Events', 'Shape', 'Status', 'Not sent changes of key', 'Registered'], rows, 'No endpoints yet.')}`,
   });
@@ -76,6 +78,8 @@ export interface HeaderRow {
 }
 
 export interface EndpointForm {
+  /** webhook or feed; chosen at registration only. */
+  delivery: string;
   url: string;
   description: string;
   eventTypes: string[];
@@ -189,7 +193,15 @@ function eventsFieldset(chosen: Set<string>, error: string | undefined): SafeHtm
   </fieldset>`;
 }
 
-export function endpointFormPage(session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, keys: ApiKey[]): string {
+/** The form's action, title and button; `chooseDelivery` on registration, where webhook or feed is chosen. */
+export interface EndpointFormMode {
+  action: string;
+  title: string;
+  submit: string;
+  chooseDelivery?: boolean;
+}
+
+export function endpointFormPage(session: Session, mode: EndpointFormMode, form: EndpointForm, keys: ApiKey[]): string {
   const errors = form.errors ?? {};
   const shape = form.payloadShape || 'A';
   const radio = (value: string, label: string) =>
@@ -202,7 +214,10 @@ export function endpointFormPage(session: Session, mode: { action: string; title
       session,
       mode.action,
       html`${errorSummary(form.error)}
-      ${field({ name: 'url', label: 'URL', type: 'url', value: form.url, required: true, hint: 'A public https:// address that answers POST requests with 2xx.', error: errors.url, attributes: html`maxlength="2000"` })}
+      ${mode.chooseDelivery ? deliveryFieldset(form.delivery, errors.delivery) : ''}
+      ${form.delivery === 'feed' && !mode.chooseDelivery
+        ? ''
+        : field({ name: 'url', label: 'URL', type: 'url', value: form.url, hint: 'A webhook\'s public https:// address that answers POST requests with 2xx; none for a feed.', error: errors.url, attributes: html`maxlength="2000"` })}
       ${field({ name: 'description', label: 'Description (optional)', value: form.description, error: errors.description, attributes: html`maxlength="500"` })}
       <fieldset${errors.payload_shape ? html` class="field-error"` : ''}>
         <legend>Payload shape</legend>
@@ -220,11 +235,23 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         </select>
       </div>
       ${eventsFieldset(new Set(form.eventTypes), errors.event_types)}
-      ${authenticationFieldsets(form, errors)}
+      ${form.delivery === 'feed' && !mode.chooseDelivery ? '' : authenticationFieldsets(form, errors)}
       <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
       html`class="wide"`,
     ),
   });
+}
+
+/** Webhook (sent to its URL) or feed (read by its subscriber): chosen when the endpoint is registered. */
+function deliveryFieldset(delivery: string, error: string | undefined): SafeHtml {
+  const radio = (value: string, label: string) =>
+    html`<div class="check"><input type="radio" id="delivery-${value}" name="delivery" value="${value}"${delivery === value ? html` checked` : ''}><label for="delivery-${value}">${label}</label></div>`;
+  return html`<fieldset${error ? html` class="field-error"` : ''}>
+    <legend>Delivery</legend>
+    ${error ? html`<p class="error">${error}</p>` : ''}
+    ${radio('webhook', 'Webhook: signed POSTs to the address below')}
+    ${radio('feed', 'Feed: kept for its subscriber to read with an API key of your company (for systems behind a firewall that lets no request in)')}
+  </fieldset>`;
 }
 
 /** The page showing a secret just issued (registration or rotation). */
@@ -266,6 +293,18 @@ export interface EndpointPageData {
   resendSince: string;
   /** Deliveries waiting for the endpoint (its breaker is open, or it has as many attempts in flight as it may). */
   held: number;
+  /** A feed's position and lag; null for a webhook endpoint. */
+  feed: FeedState | null;
+}
+
+/** Where a feed stands: its last event, what its subscriber acknowledged, and how far behind that is. */
+function feedSummary(endpoint: EndpointView, feed: FeedState): SafeHtml {
+  const behind = feed.unacknowledgedEvents === 0 ? 'none' : `${feed.unacknowledgedEvents} ${feed.unacknowledgedEvents === 1 ? 'event' : 'events'}`;
+  return html`
+    <dt>Read with</dt><dd><code>GET /api/v1/webhook-endpoints/${endpoint.id}/feed</code></dd>
+    <dt>Position</dt><dd>${feed.position} ${feed.position === 1 ? 'event' : 'events'} written</dd>
+    <dt>Acknowledged</dt><dd>up to event ${feed.acknowledged}</dd>
+    <dt>Not yet acknowledged</dt><dd>${behind}${feed.oldestUnacknowledgedAt ? html`, the oldest written ${time(feed.oldestUnacknowledgedAt)}` : ''}</dd>`;
 }
 
 function circuitSummary(session: Session, endpoint: EndpointView, held: number, base: string): SafeHtml {
@@ -309,9 +348,10 @@ function authenticationSummary(endpoint: EndpointView): SafeHtml {
 }
 
 export function endpointPage(session: Session, data: EndpointPageData): string {
-  const { endpoint } = data;
+  const { endpoint, feed } = data;
   const admin = session.user.role === 'admin';
   const base = `/console/endpoints/${endpoint.id}`;
+  if (feed) return feedPage(session, data, feed, admin, base);
   const adminActions = html`
     <h2>Manage</h2>
     <div class="actions">
@@ -337,6 +377,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
     session,
     body: html`
       <dl class="summary">
+        <dt>Delivery</dt><dd>webhook</dd>
         <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
         <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
         <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
@@ -351,6 +392,37 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
       <h2>Recent deliveries</h2>
       ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpointName(endpoint)]]), () => endpoint.id), 'Nothing delivered yet.')}
       <p><a href="/console/deliveries?endpoint_id=${endpoint.id}">All deliveries to this endpoint</a></p>`,
+  });
+}
+
+/** A feed's page: its settings, position and lag; no URL, breaker, test or resend (it is read, not sent to). */
+function feedPage(session: Session, data: EndpointPageData, feed: FeedState, admin: boolean, base: string): string {
+  const { endpoint } = data;
+  return layout({
+    title: 'Event feed',
+    nav: 'endpoints',
+    session,
+    body: html`
+      <dl class="summary">
+        <dt>Delivery</dt><dd>feed</dd>
+        ${feedSummary(endpoint, feed)}
+        <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
+        <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
+        <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
+        <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
+      </dl>
+      ${
+        admin
+          ? html`<h2>Manage</h2>
+      <div class="actions">
+        <a class="button secondary" href="${base}/edit">Edit</a>
+        ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${endpoint.status === 'active' ? 'disabled' : 'active'}"><button type="submit" class="button secondary">${endpoint.status === 'active' ? 'Disable' : 'Enable'}</button>`, html`class="inline"`)}
+        <a class="button danger" href="${base}/delete">Delete</a>
+      </div>`
+          : ''
+      }`,
   });
 }
 
