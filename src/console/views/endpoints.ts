@@ -303,7 +303,7 @@ function feedSummary(endpoint: EndpointView, feed: FeedState): SafeHtml {
   return html`
     <dt>Read with</dt><dd><code>GET /api/v1/webhook-endpoints/${endpoint.id}/feed</code></dd>
     <dt>Position</dt><dd>${feed.position} ${feed.position === 1 ? 'event' : 'events'} written</dd>
-    <dt>Acknowledged</dt><dd>up to event ${feed.acknowledged}</dd>
+    <dt>Acknowledged</dt><dd>${feed.acknowledged === 0 ? html`<span class="muted">nothing yet</span>` : `up to event ${feed.acknowledged}`}</dd>
     <dt>Not yet acknowledged</dt><dd>${behind}${feed.oldestUnacknowledgedAt ? html`, the oldest written ${time(feed.oldestUnacknowledgedAt)}` : ''}</dd>`;
 }
 
