@@ -13,7 +13,7 @@ describe('benchmark', () => {
       // Against this run's PostgreSQL (a database of its own) and Temporal; one-second load phases, and isolation
       // phases of 4 events (20 deliveries to dead endpoints) and 20 (100 to dead endpoints of the company's own). It takes
       // about 5 minutes alone; beside the other suites on 2 cores, longer.
-      env: { ...process.env, BENCH_SECONDS: '1', BENCH_ISOLATION_EVENTS: '4', BENCH_COMPANY_ISOLATION_EVENTS: '20' },
+      env: { ...process.env, BENCH_SECONDS: '1', BENCH_ISOLATION_EVENTS: '4', BENCH_COMPANY_ISOLATION_EVENTS: '20', BENCH_FEED_EVENTS: '10' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
