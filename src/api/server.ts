@@ -39,9 +39,11 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
     close: () =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
+        // Long polls answer now, with what they have, rather than hold the shutdown for the rest of their wait.
+        const waitsStopped = feedWaits.stop();
         server.close(() => {
           clearTimeout(force);
-          resolve(Promise.all([apiKeys.stop(), feedWaits.stop()]).then(() => undefined));
+          resolve(Promise.all([apiKeys.stop(), waitsStopped]).then(() => undefined));
         });
       }),
   };
