@@ -321,6 +321,8 @@ export interface OutboxDispatcherOptions {
  *   (the company sits out until it may start more; an event waiting costs nothing, a deferred delivery a claim). The
  *   company's room goes to its endpoints in turns, so that one endpoint's burst does not take it all.
  * - Companies take turns in a batch (each at most EVENTS_PER_COMPANY events, or its share of the batch when fewer wait), first events first.
+ * - A feed endpoint gets no delivery and no run: the batch's events are appended to its feed (APPEND_FEED_EVENTS), in
+ *   their company's order, whatever room the webhook endpoints have.
  *
  * Nothing is lost or doubled if a process dies at any point: events and deferred deliveries are claimed for
  * CLAIM_SECONDS (replicas share the work, skipping what another holds), delivery ids are derived from (event, endpoint),
