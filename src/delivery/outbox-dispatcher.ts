@@ -215,12 +215,12 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
 );
 
 /**
- * Appends the claimed events of feed endpoints to their feeds ($1, a JSON array in event order), in one statement:
+ * Appends the claimed events ($2) of feed endpoints to their feeds ($1, a JSON array in event order), in one statement:
  * append_feed_events numbers each feed's rows in commit order under the feed's lock and skips those written before (a
  * claim taken over from a dispatcher that died). It holds back, and returns, the events behind an earlier one of their
  * company that another dispatcher holds: a feed keeps its company's events in order whatever number of dispatchers run.
  */
-const APPEND_FEED_EVENTS = new PreparedStatement<{ held: string[] }>('append_feed_events', 'select append_feed_events($1::json) as held');
+const APPEND_FEED_EVENTS = new PreparedStatement<{ held: string[] }>('append_feed_events', 'select append_feed_events($1::json, $2::uuid[]) as held');
 /** How soon events held back from a feed are claimed again: the dispatcher ahead of them writes its events in milliseconds. */
 const FEED_HELD_RETRY_MS = 100;
 
@@ -437,7 +437,7 @@ export class OutboxDispatcher {
     // Before the events are marked dispatched: a dispatcher dying in between leaves them to be claimed again. Events a
     // feed held back are let go whole, their deliveries written when they are claimed again.
     if (feedRows.length) {
-      const [{ held }] = (await APPEND_FEED_EVENTS.rows(em, [JSON.stringify(feedRows)])) as [{ held: string[] }];
+      const [{ held }] = (await APPEND_FEED_EVENTS.rows(em, [JSON.stringify(feedRows), `{${events.map((event) => event.id).join(',')}}`])) as [{ held: string[] }];
       for (const eventId of held) letGo.add(eventId);
       if (held.length) this.feedHeldBack = true;
     }

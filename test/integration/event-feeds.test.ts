@@ -1,5 +1,5 @@
 import { createLogger } from '../../src/logger';
-import { OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import { deliveryIdFor, OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
 import { raiseFeedLagAlerts } from '../../src/delivery/feed-alerts';
 import { feedCursor } from '../../src/delivery/feed-service';
 import { pruneBatch } from '../../src/domain/retention';
@@ -104,6 +104,33 @@ describe('event feeds', () => {
     const after = await read(feed.id, '?wait=1');
     expect(after.body.data).toEqual([]);
     expect((await call('GET', `/webhook-endpoints/${feed.id}`)).body.feed).toMatchObject({ unacknowledged_events: 0, oldest_unacknowledged_at: null });
+  });
+
+  it("holds an event back from a feed behind an earlier one of its company that another dispatcher holds, never behind its own claim's", async () => {
+    const first = await newFeed();
+    for (const empNumber of ['HOLD-1', 'HOLD-2']) await seedEmployee(stack, tenant, { empNumber });
+    await waitFor(async () => (await read(first.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
+    const events = await stack.em().execute<{ id: string; event_type: string }[]>(
+      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in ('HOLD-1', 'HOLD-2') order by created_at, id`,
+      [tenant.companyId],
+    );
+    expect(events).toHaveLength(2);
+    // The two events claimed again, as a dispatcher holds what it claimed; a feed that has neither yet.
+    const second = await newFeed();
+    await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = now() + interval '1 minute' where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
+    try {
+      const row = { id: deliveryIdFor(events[1]!.id, second.id), company_id: tenant.companyId, endpoint_id: second.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
+      const append = async (claimed: string[]) =>
+        (await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${claimed.join(',')}}`]))[0]!.held;
+      // The later event alone: the earlier one is another dispatcher's, and not in the feed yet.
+      expect(await append([events[1]!.id])).toEqual([events[1]!.id]);
+      expect((await call('GET', `/webhook-endpoints/${second.id}`)).body.feed.unacknowledged_events).toBe(0);
+      // Both claimed by this dispatcher (the earlier one had no row for this feed: it is written as it comes).
+      expect(await append([events[0]!.id, events[1]!.id])).toEqual([]);
+      expect((await call('GET', `/webhook-endpoints/${second.id}`)).body.feed.unacknowledged_events).toBe(1);
+    } finally {
+      await stack.em().execute(`update outbox_events set dispatched_at = now(), claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
+    }
   });
 
   it('answers a long poll within a second of the commit, and empty when the wait is over', async () => {

@@ -33,14 +33,14 @@ export class Migration20261208000000EventFeeds extends Migration {
     );
     // One open lag alert per feed, whichever worker raises it.
     this.addSql(`create unique index "webhook_alerts_feed_behind_open" on "webhook_alerts" ("endpoint_id") where "kind" = 'feed_behind' and "resolved_at" is null;`);
-    // Rows of several feeds ($1: id, company_id, endpoint_id, event_id, event_key, event_type, payload, in event order),
-    // appended in one statement; returns the events it held back. The feeds are locked first, in id order (two writers
-    // never wait on each other in a cycle); the next statement's snapshot then sees every row written before. A row not
-    // written yet (it may have been: a claim taken over from a dispatcher that died) goes to its feed's next position,
-    // unless an earlier event of its company is claimed by another dispatcher and not in this feed yet: that one would
-    // come after it, so the row is held back, its event left for the next claim. Readers waiting on a feed are told once
-    // the whole commits.
-    this.addSql(`create function append_feed_events(p_rows json) returns uuid[] language plpgsql as $$
+    // Rows of several feeds (p_rows: id, company_id, endpoint_id, event_id, event_key, event_type, payload, in event
+    // order) of the events a dispatcher claimed (p_claimed), appended in one statement; returns the events it held
+    // back. The feeds are locked first, in id order (two writers never wait on each other in a cycle); the next
+    // statement's snapshot then sees every row written before. A row not written yet (it may have been: a claim taken
+    // over from a dispatcher that died) goes to its feed's next position, unless an earlier event of its company is
+    // claimed by another dispatcher (not in p_claimed) and not in this feed yet: that one would come after it, so the
+    // row is held back, its event left for the next claim. Readers waiting on a feed are told once the whole commits.
+    this.addSql(`create function append_feed_events(p_rows json, p_claimed uuid[]) returns uuid[] language plpgsql as $$
       declare
         v_held uuid[];
         v_told int;
@@ -61,7 +61,7 @@ export class Migration20261208000000EventFeeds extends Migration {
           -- here, along the outbox's index of undispatched events.
           select o.company_id, o.id, o.created_at from companies c
             join outbox_events o on o.company_id = c.company_id and o.dispatched_at is null and o.created_at <= c.until
-           where o.claimed_until > now() and o.id not in (select event_id from rows)
+           where o.claimed_until > now() and o.id <> all(p_claimed)
         ), held as (
           select r.id, r.event_id from rows r
            where exists (
