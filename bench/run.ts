@@ -3,7 +3,7 @@
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
  * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone,
- * `-- --only event-feeds` for phase 14 alone):
+ * `-- --only event-feeds` for phase 15 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -57,7 +57,7 @@ const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
 /**
  * `--only isolation`, `--only tracing`, `--only scale-out`, `--only temporal-postgres`, `--only delivery-cost` or
- * `--only event-feeds`: phase 9, 10, 11, 6e, 12 or 14 alone (its own processes on the run's servers), without the 10
+ * `--only event-feeds`: phase 9, 10, 11, 6e, 12 or 15 alone (its own processes on the run's servers), without the 10
  * minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
@@ -69,7 +69,7 @@ const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 2
 /** Burst events of phase 13's company to its 5 dead endpoints, and their pace; BENCH_COMPANY_ISOLATION_EVENTS sizes it. */
 const COMPANY_ISOLATION_EVENTS = Number(process.env.BENCH_COMPANY_ISOLATION_EVENTS ?? (QUICK ? 1000 : 10_000));
 const COMPANY_ISOLATION_EVENTS_PER_SECOND = 200;
-/** Events phase 14 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
+/** Events phase 15 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
 const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
@@ -527,7 +527,7 @@ async function isolationWithinCompany(servers: Servers, compiled: CompiledProjec
 }
 
 /**
- * Phase 14 (bench/event-feeds.ts, issue 49): events written to 100 feeds and read back over HTTP, and a long poll's
+ * Phase 15 (bench/event-feeds.ts, issue 49): events written to 100 feeds and read back over HTTP, and a long poll's
  * commit → answer.
  */
 async function eventFeeds(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
@@ -535,7 +535,7 @@ async function eventFeeds(servers: Servers, compiled: CompiledProject, dir: stri
   const result = await eventFeedPhase(servers, compiled, dir, settings);
   const owed = settings.feeds * settings.events;
   record({
-    work: `14. Event feeds: ${settings.events.toLocaleString('en-US')} events committed at once to ${settings.feeds} feeds, written, then every feed read back over HTTP (pages of 1,000, 16 readers)`,
+    work: `15. Event feeds: ${settings.events.toLocaleString('en-US')} events committed at once to ${settings.feeds} feeds, written, then every feed read back over HTTP (pages of 1,000, 16 readers)`,
     ceiling: '–',
     service:
       `written ${fmt(settings.events / result.writeSeconds)} events/s (${fmt(result.entriesWritten / result.writeSeconds)} entries/s, ${result.entriesWritten} of ${owed} in ${fmt(result.writeSeconds)} s); ` +
@@ -545,7 +545,7 @@ async function eventFeeds(servers: Servers, compiled: CompiledProject, dir: stri
     verdict: verdict(result.entriesWritten === owed && result.entriesRead === owed && result.feedsOutOfOrder === 0),
   });
   record({
-    work: `14a. Event feeds: a long poll's commit → answer (${settings.pollEvents} events, 250 ms apart)`,
+    work: `15a. Event feeds: a long poll's commit → answer (${settings.pollEvents} events, 250 ms apart)`,
     ceiling: '–',
     service: `${latency(result.poll)} (${result.pollAnswered} of ${settings.pollEvents} answered)`,
     ratio: '–',
