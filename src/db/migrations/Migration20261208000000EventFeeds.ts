@@ -29,7 +29,7 @@ export class Migration20261208000000EventFeeds extends Migration {
          "payload" text not null,
          "created_at" timestamptz not null,
          constraint "webhook_feed_events_pkey" primary key ("endpoint_id", "position"),
-         constraint "webhook_feed_events_id_unique" unique ("id"));`,
+         constraint "webhook_feed_events_event_unique" unique ("endpoint_id", "event_id"));`,
     );
     // One open lag alert per feed, whichever worker raises it.
     this.addSql(`create unique index "webhook_alerts_feed_behind_open" on "webhook_alerts" ("endpoint_id") where "kind" = 'feed_behind' and "resolved_at" is null;`);
@@ -44,16 +44,19 @@ export class Migration20261208000000EventFeeds extends Migration {
       declare
         v_held uuid[];
         v_told int;
+        v_written_at timestamptz;
       begin
         perform 1 from webhook_endpoints e
           where e.id in (select distinct (r ->> 'endpoint_id')::uuid from json_array_elements(p_rows) r)
           order by e.id for update;
+        -- Taken once the feeds are locked: a feed's entries are written at times that follow their positions.
+        v_written_at := clock_timestamp();
         with rows as (
           select r.id, r.company_id, r.endpoint_id, r.event_id, r.event_key, r.event_type, r.payload, r.n, o.created_at as event_created_at
             from rows from (json_to_recordset(p_rows) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_key text, event_type text, payload text))
                  with ordinality as r(id, company_id, endpoint_id, event_id, event_key, event_type, payload, n)
             join outbox_events o on o.id = r.event_id
-           where not exists (select 1 from webhook_feed_events f where f.id = r.id)
+           where not exists (select 1 from webhook_feed_events f where f.endpoint_id = r.endpoint_id and f.event_id = r.event_id)
         ), companies as (
           select company_id, max(event_created_at) as until from rows group by company_id
         ), elsewhere as (
@@ -72,7 +75,7 @@ export class Migration20261208000000EventFeeds extends Migration {
           select r.*, row_number() over (partition by r.endpoint_id order by r.n) as k from rows r where r.id not in (select id from held)
         ), written as (
           insert into webhook_feed_events (endpoint_id, position, id, company_id, event_id, event_key, event_type, payload, created_at)
-          select f.endpoint_id, e.feed_position + f.k, f.id, f.company_id, f.event_id, f.event_key, f.event_type, f.payload, clock_timestamp()
+          select f.endpoint_id, e.feed_position + f.k, f.id, f.company_id, f.event_id, f.event_key, f.event_type, f.payload, v_written_at
             from fresh f join webhook_endpoints e on e.id = f.endpoint_id
           returning endpoint_id
         ), advanced as (
