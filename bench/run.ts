@@ -3,7 +3,7 @@
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
  * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone,
- * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone):
+ * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone, `-- --only event-feeds` for phase 16 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -37,6 +37,7 @@ import { FILTER, filterCostPhase } from './filter-cost';
 import { isolationPhase } from './isolation';
 import { companyIsolationPhase } from './isolation-within-company';
 import { orderingPhase } from './ordering';
+import { eventFeedPhase } from './event-feeds';
 import { ratioToBare, TRACING_APIS, type TracingApi, tracingPhase } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { devServerCpu, devServerPids } from './proc';
@@ -57,11 +58,12 @@ const KEYS = QUICK ? 300 : 2000;
 const SCALE_ROWS = QUICK ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
 const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
 /**
- * `--only isolation`, `--only tracing`, `--only scale-out`, `--only temporal-postgres` or `--only delivery-cost`: phase 9,
- * 10, 11, 6e or 12 alone (its own processes on the run's servers), without the 10 minutes before it.
+ * `--only isolation`, `--only tracing`, `--only scale-out`, `--only temporal-postgres`, `--only delivery-cost` or
+ * `--only event-feeds`: phase 9, 10, 11, 6e, 12 or 15 alone (its own processes on the run's servers), without the 10
+ * minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds'];
 /** Whether a phase that `--only` can name runs: alone, or in the full run. */
 const runs = (phase: string) => ONLY === null || ONLY === phase;
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
@@ -75,6 +77,8 @@ const ORDERING_RECORDS = Math.min(1000, ORDERING_EVENTS);
 const ORDERING_ROUNDS = QUICK ? 1 : 2;
 /** Events through the dispatcher per round and variant of phase 15, to 10 companies' 5 endpoints each; BENCH_FILTER_EVENTS sizes it. */
 const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? (QUICK ? 200 : 2000));
+/** Events phase 16 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
+const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
 const SCALE_OUT_OFFERED = 60;
 const API_RSS_BUDGET_MB = 200;
@@ -156,6 +160,7 @@ async function main() {
     if (runs('isolation-within-company')) await isolationWithinCompany(servers, compiled, dir);
     if (runs('ordering')) await ordering(servers, compiled, dir);
     if (runs('filters')) await filterCost(servers);
+    if (runs('event-feeds')) await eventFeeds(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -583,6 +588,34 @@ async function ordering(servers: Servers, compiled: CompiledProject, dir: string
     // At least once, as every delivery: a receiver de-duplicates on X-Webhook-ID (a copy sent again is counted, not failed).
     target: '≥ 0.9, in order, none lost',
     verdict: verdict(ratio >= 0.9 && result.outOfOrder === 0 && result.lost === 0),
+  });
+}
+
+/**
+ * Phase 16 (bench/event-feeds.ts, issue 49): events written to 100 feeds and read back over HTTP, and a long poll's
+ * commit → answer.
+ */
+async function eventFeeds(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const settings = { feeds: 100, events: FEED_EVENTS, pollEvents: 40, timeoutMs: 10 * 60_000 };
+  const result = await eventFeedPhase(servers, compiled, dir, settings);
+  const owed = settings.feeds * settings.events;
+  record({
+    work: `16. Event feeds: ${settings.events.toLocaleString('en-US')} events committed at once to ${settings.feeds} feeds, written, then every feed read back over HTTP (pages of 1,000, 16 readers)`,
+    ceiling: '–',
+    service:
+      `written ${fmt(settings.events / result.writeSeconds)} events/s (${fmt(result.entriesWritten / result.writeSeconds)} entries/s, ${result.entriesWritten} of ${owed} in ${fmt(result.writeSeconds)} s); ` +
+      `read back ${fmt(result.entriesRead / result.readSeconds)} entries/s (${result.entriesRead} in ${fmt(result.readSeconds)} s); ${result.feedsOutOfOrder} feeds not holding every event once in commit order; worker peak ${fmt(result.workerRssMb)} MB`,
+    ratio: '–',
+    target: 'every entry written and read once, in commit order',
+    verdict: verdict(result.entriesWritten === owed && result.entriesRead === owed && result.feedsOutOfOrder === 0),
+  });
+  record({
+    work: `16a. Event feeds: a long poll's commit → answer (${settings.pollEvents} events, 250 ms apart)`,
+    ceiling: '–',
+    service: `${latency(result.poll)} (${result.pollAnswered} of ${settings.pollEvents} answered)`,
+    ratio: '–',
+    target: 'p99 ≤ 1,000 ms',
+    verdict: verdict(result.poll.p99 <= 1000 && result.pollAnswered === settings.pollEvents),
   });
 }
 

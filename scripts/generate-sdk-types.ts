@@ -53,6 +53,7 @@ export function openApiDocument(): Record<string, unknown> {
     deliveryWorkflows: unusedDependency('deliveryWorkflows'),
     secretBox: unusedDependency('secretBox'),
     apiKeys: unusedDependency('apiKeys'),
+    feedWaits: unusedDependency('feedWaits'),
     validator: unusedDependency('validator'),
     logger: unusedDependency('logger'),
     metrics: unusedDependency('metrics'),

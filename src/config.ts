@@ -45,6 +45,8 @@ export interface Config {
     disableAfterMs: number;
     /** How long deliveries carry the previous secret's signature after a rotation, unless the rotation says. */
     secretOverlapMs: number;
+    /** A feed whose oldest unacknowledged event is older than this raises a feed_behind alert (src/delivery/feed-alerts.ts). */
+    feedLagAlertMs: number;
     /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/endpoint-admission.ts). */
     admission: {
       maxInFlight: number;
@@ -260,6 +262,11 @@ export const SETTINGS = {
     default: '432000',
     parse: seconds,
   },
+  FEED_LAG_ALERT_MINUTES: {
+    description: "minutes a feed's oldest event may wait unacknowledged before a feed_behind alert is raised (resolved once the consumer acknowledges past it)",
+    default: '60',
+    parse: integer(1, 43_200),
+  },
   WEBHOOK_SECRET_OVERLAP: {
     description: "seconds deliveries also carry the previous secret's signature after a rotation (24 h)",
     default: '86400',
@@ -419,6 +426,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       rerunWaitMs: v.WEBHOOK_RERUN_WAIT,
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
+      feedLagAlertMs: v.FEED_LAG_ALERT_MINUTES * 60_000,
       admission: {
         maxInFlight: v.WEBHOOK_ENDPOINT_MAX_IN_FLIGHT,
         failureThreshold: v.WEBHOOK_CIRCUIT_FAILURES,

@@ -83,11 +83,12 @@ async function main() {
       import('./worker/worker.js'),
       import('./api/server.js'),
       import('./delivery/outbox-dispatcher.js'),
+      import('./delivery/feed-alerts.js'),
       import('./temporal/connection.js'),
       import('./temporal/retention-schedule.js'),
     ]);
     await allStarted([...servers, code]);
-    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }] =
+    const [{ connectOrm, migrate }, { startWorker }, { startApi }, { startOutboxDispatcher }, { startFeedLagWatch }, { connectTemporalClient }, { ensureRetentionSchedule }] =
       await code;
 
     const config = loadConfig(env);
@@ -112,7 +113,11 @@ async function main() {
       // On the worker's connection: its starts hand their first workflow task to the worker (eager start).
       const { deliveryWorkflows, metrics } = await worker;
       const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows, logger, metrics });
-      started.dispatcher = () => dispatcher.stop();
+      const feedLag = startFeedLagWatch({ orm, logger, lagAlertMs: config.webhooks.feedLagAlertMs });
+      started.dispatcher = async () => {
+        feedLag.stop();
+        await dispatcher.stop();
+      };
       await ensureRetentionSchedule(temporal, config);
     })();
     const running = allStarted([worker, front]);

@@ -68,8 +68,33 @@ function addStateGauges(registry: Registry, orm: Orm): void {
     },
   });
   new Gauge({
+    name: 'webhook_feed_unacknowledged_events',
+    help: "Events of active feeds after their consumers' acknowledged cursors, all feeds together (each feed's on GET /webhook-endpoints/{id}).",
+    registers: [registry],
+    async collect() {
+      const [row] = await em().execute<{ count: string }[]>(
+        `select count(*) as count from webhook_endpoints e join webhook_feed_events f on f.endpoint_id = e.id and f.position > e.feed_acknowledged
+          where e.delivery = 'feed' and e.status = 'active'`,
+      );
+      this.set(Number(row?.count ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'webhook_feed_oldest_unacknowledged_seconds',
+    help: 'Age of the oldest unacknowledged event of any active feed (0 when none waits); FEED_LAG_ALERT_MINUTES past it raises a feed_behind alert.',
+    registers: [registry],
+    async collect() {
+      const [row] = await em().execute<{ seconds: number | null }[]>(
+        `select extract(epoch from now() - min(o.created_at))::float8 as seconds from webhook_endpoints e
+          cross join lateral (select f.created_at from webhook_feed_events f where f.endpoint_id = e.id and f.position > e.feed_acknowledged order by f.position limit 1) o
+          where e.delivery = 'feed' and e.status = 'active'`,
+      );
+      this.set(row?.seconds ?? 0);
+    },
+  });
+  new Gauge({
     name: 'webhook_alerts_open',
-    help: 'Alerts not resolved yet, by kind (delivery_failed, endpoint_disabled).',
+    help: 'Alerts not resolved yet, by kind (delivery_failed, endpoint_disabled, feed_behind).',
     labelNames: ['kind'],
     registers: [registry],
     async collect() {

@@ -3,8 +3,8 @@ import type { RetentionActivities } from '../activities/retention';
 import type { RetentionTarget } from '../src/domain/retention';
 import type { RetentionInput, RetentionResult } from './retention.contract';
 
-/** Deliveries first: an outbox event is kept while a delivery of it is. */
-const TARGETS: readonly RetentionTarget[] = ['deliveries', 'endpointHistory', 'outbox', 'rateLimitCounters', 'recordCounts'];
+/** Deliveries first: an outbox event is kept while a delivery of it is. Feed events last: a run begun before they were a target ends as it began. */
+const TARGETS: readonly RetentionTarget[] = ['deliveries', 'endpointHistory', 'outbox', 'rateLimitCounters', 'recordCounts', 'feedEvents'];
 
 const { pruneExpired } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
@@ -15,8 +15,8 @@ const { pruneExpired } = proxyActivities<RetentionActivities>({
 
 /**
  * Deletes history past its retention period (run by the Temporal Schedule `retention/<task queue>`): finished
- * deliveries with their attempts and alerts, resolved endpoint alerts and completed recoveries, dispatched outbox events, expired rate-limit counters; and folds
- * record_counts. Each activity call deletes for at most 20 seconds in bounded batches, so a large backlog is
+ * deliveries with their attempts and alerts, resolved endpoint alerts and completed recoveries, dispatched outbox events, expired rate-limit counters, old
+ * feed events; and folds record_counts. Each activity call deletes for at most 20 seconds in bounded batches, so a large backlog is
  * worked off in steps that each show in the history.
  */
 export async function retention(input: RetentionInput): Promise<RetentionResult> {

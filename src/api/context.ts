@@ -10,6 +10,7 @@ import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
 import type { DeliveryWorkflows } from '../delivery/delivery-workflows';
+import type { FeedWaits } from '../delivery/feed-waits';
 import type { WorkflowGateway } from '../domain/workflow-gateway';
 
 /** What the API process is built from; routes receive it when they are created. */
@@ -23,6 +24,8 @@ export interface AppDeps {
   deliveryWorkflows: DeliveryWorkflows;
   secretBox: SecretBox;
   apiKeys: ApiKeyCache;
+  /** The long polls of feeds (GET /webhook-endpoints/{id}/feed?wait=), woken by their events' notifications. */
+  feedWaits: FeedWaits;
   validator: SchemaValidator;
   logger: Logger;
   metrics: ApiMetrics;

@@ -158,7 +158,11 @@ function restOperation(components: Components, spec: RouteSpec): Json {
       ? { requestBody: { required: !spec.body.optional, content: { 'application/json': { schema: components.ref(spec.body.schema) } } } }
       : {}),
     ...(spec.file ? { requestBody: { required: true, content: fileContent(spec.file.types) } } : {}),
-    responses: { ...responses, ...errorResponses(method, spec.body !== undefined || spec.file !== undefined, spec.path.includes('{id}')) },
+    responses: {
+      ...responses,
+      ...errorResponses(method, spec.body !== undefined || spec.file !== undefined, spec.path.includes('{id}')),
+      ...Object.fromEntries(Object.entries(spec.errors ?? {}).map(([status, description]) => [status, errorResponse(description)])),
+    },
   };
 }
 

@@ -6,7 +6,7 @@ import { parseQuery, type QueryParam } from './routes/route-spec';
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 100;
 
-function integerParam(name: string, description: string, min: number, max: number, fallback: number): QueryParam {
+export function integerParam(name: string, description: string, min: number, max: number, fallback: number): QueryParam {
   const bounds = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
   return {
     name,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { ApiKeyCache } from '../domain/accounts/api-key-cache';
+import { FeedWaits } from '../delivery/feed-waits';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createApiMetrics } from '../metrics';
@@ -23,9 +24,11 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
   const secretBox = new SecretBox(deps.config.encryptionKey);
   const apiKeys = new ApiKeyCache({ databaseUrl: deps.config.databaseUrl, secretBox, logger: deps.logger });
   await apiKeys.start();
+  const feedWaits = new FeedWaits({ databaseUrl: deps.config.databaseUrl, logger: deps.logger });
+  await feedWaits.start();
   const workflows = temporalWorkflows(deps.temporal, deps.config.temporal.taskQueues);
   const deliveryWorkflows = temporalDeliveryWorkflows(deps.temporal, deps.config.temporal.taskQueues);
-  const app = createApp({ ...deps, workflows, deliveryWorkflows, secretBox, apiKeys, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
+  const app = createApp({ ...deps, workflows, deliveryWorkflows, secretBox, apiKeys, feedWaits, validator: new SchemaValidator(), metrics: createApiMetrics(deps.orm) });
   const server = app.listen(deps.config.port, deps.config.host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   // Behind load balancers idle keep-alive sockets must outlive the balancer's, or requests race a close.
@@ -36,9 +39,11 @@ export async function startApi(deps: { config: Config; orm: Orm; temporal: Clien
     close: () =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), 10_000);
+        // Long polls answer now, with what they have, rather than hold the shutdown for the rest of their wait.
+        const waitsStopped = feedWaits.stop();
         server.close(() => {
           clearTimeout(force);
-          resolve(apiKeys.stop());
+          resolve(Promise.all([apiKeys.stop(), waitsStopped]).then(() => undefined));
         });
       }),
   };

@@ -9,7 +9,7 @@ import { type Cursor, cursorAfter, findPage, type Page } from '../domain/page';
 import { type TraceContext, traceContextOf } from '../observability/trace-context';
 import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from './delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
-import { getEndpoint } from './endpoints-service';
+import { assertWebhook, getEndpoint, webhookUrlOf } from './endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookRecovery } from './webhook-recovery.entity';
@@ -45,7 +45,7 @@ export function deliveryToStart(delivery: WebhookDelivery): DeliveryToStart {
   const endpoint = delivery.endpoint.getEntity();
   return {
     input: { deliveryId: delivery.id, companyId: delivery.company.id, endpointId: endpoint.id, eventType: delivery.eventType },
-    endpointUrl: endpoint.url,
+    endpointUrl: webhookUrlOf(endpoint),
     eventId: delivery.event?.id ?? null,
     trace: deliveryTrace(delivery),
   };
@@ -182,6 +182,7 @@ export async function sendTestDelivery(
   endpointId: string,
 ): Promise<DeliveryOnceAttempted> {
   const endpoint = await getEndpoint(em, companyId, endpointId);
+  assertWebhook(endpoint, 'it gets no test deliveries');
   const id = uuidv7();
   const body = testDeliveryBody({ deliveryId: id, companyId, endpointId, shape: endpoint.payloadShape });
   // In the trace of the request that asks for it.
@@ -199,7 +200,7 @@ export async function sendTestDelivery(
   await em.flush();
   await deliveryWorkflows.start({
     input: { deliveryId: id, companyId, endpointId, eventType: body.eventType },
-    endpointUrl: endpoint.url,
+    endpointUrl: webhookUrlOf(endpoint),
     eventId: null,
     trace,
   });
@@ -220,6 +221,7 @@ export async function startRecovery(
   since: Date,
 ): Promise<WebhookRecovery> {
   const endpoint = await getEndpoint(em, companyId, endpointId);
+  assertWebhook(endpoint, 'it has no deliveries to re-run');
   if (endpoint.status !== 'active') {
     throw new ApiError('CONFLICT', `The endpoint is ${endpoint.status}; re-enable it (PUT {"status": "active"}) before recovering its deliveries`, { field: 'status', reason: `is ${endpoint.status}` });
   }

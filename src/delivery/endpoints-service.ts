@@ -16,10 +16,12 @@ import { type AdmissionSettings, allHeld, closeCircuit, heldFor, wakeHeld } from
 import { deliveryEnvelope } from './delivery-body';
 import { checkFilter, compileFilter } from './endpoint-filter';
 import { normaliseSubscriptions } from './subscriptions';
-import { type EndpointOrdering, type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
+import { type DeliveryKind, type EndpointOrdering, type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
 
 export interface EndpointFields {
-  url: string;
+  delivery: DeliveryKind;
+  /** A webhook endpoint's; null for a feed. */
+  url: string | null;
   eventTypes: string[];
   payloadShape: PayloadShape;
   /** One record's deliveries one at a time, in commit order (per_record), or each on its own (none). */
@@ -36,6 +38,29 @@ export interface EndpointFields {
   filter: EndpointFilter;
 }
 
+/**
+ * The URL of a webhook endpoint (one its delivery is to go to). A feed has none: its events are written to it by the
+ * dispatcher, never as deliveries, and test deliveries and recoveries refuse it.
+ */
+export function webhookUrlOf(endpoint: Pick<WebhookEndpoint, 'id' | 'url'>): string {
+  if (endpoint.url === null) throw new Error(`endpoint ${endpoint.id} is a feed: it has no URL to deliver to`);
+  return endpoint.url;
+}
+
+/** A 400 for a feed asked for what only a webhook endpoint has (a test delivery, a recovery); `why` says what it lacks. */
+export function assertWebhook(endpoint: Pick<WebhookEndpoint, 'delivery'>, why: string): void {
+  if (endpoint.delivery === 'feed') throw ApiError.invalid('id', `is a feed: ${why} (its events are read with GET /webhook-endpoints/{id}/feed)`);
+}
+
+/** A URL for a webhook endpoint, none for a feed: a 400 naming url otherwise. */
+function checkUrlFor(delivery: DeliveryKind, url: string | null | undefined): void {
+  if (delivery === 'webhook' && !url) throw ApiError.invalid('url', 'is required for a webhook endpoint ("delivery": "webhook", the default)');
+  if (delivery === 'feed' && url) throw ApiError.invalid('url', 'must be left out of a feed ("delivery": "feed"): its events are read by cursor, not sent');
+}
+
+/** Why a feed takes no ordering per record: it keeps all its events in one order already. */
+const FEED_ORDERING = 'applies to webhook endpoints only: a feed keeps all its events in commit order, read one after another';
+
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
 async function checkApiKey(em: EntityManager, companyId: string, apiKeyId: string | null): Promise<void> {
@@ -44,13 +69,18 @@ async function checkApiKey(em: EntityManager, companyId: string, apiKeyId: strin
   }
 }
 
-/** Registers an endpoint and issues its signing secret, which is returned here and never again. */
+/**
+ * Registers an endpoint and issues its signing secret, which is returned here and never again (a feed gets one too, and
+ * keeps it should it be read by a signed relay; nothing is signed with it today).
+ */
 export async function registerEndpoint(
   em: EntityManager,
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering' | 'filter'> & {
+  input: Omit<EndpointFields, 'delivery' | 'url' | 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering' | 'filter'> & {
+    delivery?: DeliveryKind;
+    url?: string | null;
     ordering?: EndpointOrdering;
     apiKeyId?: string | null;
     maxAttemptsPerSecond?: number | null;
@@ -60,7 +90,13 @@ export async function registerEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = normaliseSubscriptions(input.eventTypes);
   if (input.filter) checkFilter(input.filter);
-  await assertSafeTarget('url', input.url, policy);
+  const delivery = input.delivery ?? 'webhook';
+  checkUrlFor(delivery, input.url);
+  if (input.url) await assertSafeTarget('url', input.url, policy);
+  if (delivery === 'feed' && (input.authentication || input.maxAttemptsPerSecond)) {
+    throw ApiError.invalid(input.authentication ? 'authentication' : 'max_attempts_per_second', 'applies to webhook endpoints only: a feed is read, not sent to');
+  }
+  if (delivery === 'feed' && input.ordering === 'per_record') throw ApiError.invalid('ordering', FEED_ORDERING);
   const apiKeyId = input.apiKeyId === undefined ? actor.apiKeyId : input.apiKeyId;
   await checkApiKey(em, actor.companyId, apiKeyId);
   const authentication = input.authentication ? await authenticationFrom(input.authentication, NO_AUTHENTICATION, secretBox, policy) : NO_AUTHENTICATION;
@@ -68,7 +104,8 @@ export async function registerEndpoint(
   const endpoint = em.create(WebhookEndpoint, {
     company: actor.companyId,
     apiKey: apiKeyId,
-    url: input.url,
+    delivery,
+    url: input.url ?? null,
     description: input.description,
     eventTypes,
     payloadShape: input.payloadShape,
@@ -120,13 +157,18 @@ export async function updateEndpoint(
   patch: Partial<EndpointFields>,
 ): Promise<WebhookEndpoint> {
   const endpoint = await getEndpoint(em, companyId, id);
-  if (patch.url !== undefined) await assertSafeTarget('url', patch.url, policy);
+  if (endpoint.delivery === 'feed' && (patch.url || patch.authentication || patch.maxAttemptsPerSecond)) {
+    const field = patch.url ? 'url' : patch.authentication ? 'authentication' : 'max_attempts_per_second';
+    throw ApiError.invalid(field, 'applies to webhook endpoints only: a feed is read, not sent to');
+  }
+  if (endpoint.delivery === 'feed' && patch.ordering === 'per_record') throw ApiError.invalid('ordering', FEED_ORDERING);
+  if (patch.url) await assertSafeTarget('url', patch.url, policy);
   if (patch.apiKeyId !== undefined) await checkApiKey(em, companyId, patch.apiKeyId);
   if (patch.authentication !== undefined) Object.assign(endpoint, await authenticationFrom(patch.authentication, endpoint, secretBox, policy));
   if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
   if (patch.filter) checkFilter(patch.filter);
   if (patch.filter !== undefined) endpoint.filter = patch.filter;
-  if (patch.url !== undefined) endpoint.url = patch.url;
+  if (patch.url) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
   // Ordered no more: what waits for its record's earlier delivery goes now. Ordered from now on: the deliveries not
   // attempted yet wait for their records' earlier ones as they ask (admit_delivery_attempt).

@@ -150,7 +150,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
                (select coalesce(array_agg(d.endpoint_id), '{}') from webhook_deliveries d where d.event_id = c.id) as written_to
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
+        select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
                t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
@@ -223,6 +223,16 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
 );
 
 /**
+ * Appends the claimed events ($2) of feed endpoints to their feeds ($1, a JSON array in event order), in one statement:
+ * append_feed_events numbers each feed's rows in commit order under the feed's lock and skips those written before (a
+ * claim taken over from a dispatcher that died). It holds back, and returns, the events behind an earlier one of their
+ * company that another dispatcher holds: a feed keeps its company's events in order whatever number of dispatchers run.
+ */
+const APPEND_FEED_EVENTS = new PreparedStatement<{ held: string[] }>('append_feed_events', 'select append_feed_events($1::json, $2::uuid[]) as held');
+/** How soon events held back from a feed are claimed again: the dispatcher ahead of them writes its events in milliseconds. */
+const FEED_HELD_RETRY_MS = 100;
+
+/**
  * The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go, and those
  * whose start failed ($3) keep their claim (tried again once it is over); neither of the two stays marked held, as no
  * run of theirs waits.
@@ -250,11 +260,13 @@ interface EventRow {
   record_seq: number | null;
 }
 
-interface EndpointRow {
+/** A feed has no URL, and never a delivery: it is never in trouble, never busy, never deferring. */
+type EndpointRow = EndpointState & ({ delivery: 'webhook'; url: string } | { delivery: 'feed'; url: null });
+
+interface EndpointState {
   id: string;
   company_id: string;
   api_key_id: string | null;
-  url: string;
   event_types: string[];
   payload_shape: PayloadShape;
   /** Its content filter (endpoint-filter.ts), compiled once per updated_at. */
@@ -325,6 +337,8 @@ export interface OutboxDispatcherOptions {
  *   (the company sits out until it may start more; an event waiting costs nothing, a deferred delivery a claim). The
  *   company's room goes to its endpoints in turns, so that one endpoint's burst does not take it all.
  * - Companies take turns in a batch (each at most EVENTS_PER_COMPANY events, or its share of the batch when fewer wait), first events first.
+ * - A feed endpoint gets no delivery and no run: the batch's events are appended to its feed (APPEND_FEED_EVENTS), in
+ *   their company's order, whatever room the webhook endpoints have.
  *
  * Nothing is lost or doubled if a process dies at any point: events and deferred deliveries are claimed for
  * CLAIM_SECONDS (replicas share the work, skipping what another holds), delivery ids are derived from (event, endpoint),
@@ -340,6 +354,8 @@ export class OutboxDispatcher {
   private running: Promise<void> | null = null;
   private again = false;
   private startingDeferred: Promise<void> | null = null;
+  /** Events were held back from a feed behind another dispatcher's: claimed again in FEED_HELD_RETRY_MS. */
+  private feedHeldBack = false;
   /** Deferred deliveries may be startable: this dispatcher deferred some, an endpoint made room, or a poll came. */
   private deferredToLookAt = true;
   private stopped = false;
@@ -404,13 +420,20 @@ export class OutboxDispatcher {
     const eventOf = new Map<DeliveryToStart, (typeof events)[number]>();
     // The endpoints each event's filter left out, counted once the event is dispatched (one that waits comes back).
     const filteredOut = new Map<string, string[]>();
+    // A feed's events are written to it, whatever room webhook endpoints have: a feed takes no run.
+    const feedRows: Record<string, unknown>[] = [];
     for (const event of events) {
       const written = new Set(event.written_to);
       const bodies = new Map<PayloadShape, Record<string, unknown>>();
       for (const endpoint of recipientsOf(event, claim!.endpoints)) {
-        if (written.has(endpoint.id)) continue;
+        if (endpoint.delivery === 'webhook' && written.has(endpoint.id)) continue;
+        // A feed's filter too: an event it leaves out is not in the feed.
         if (!this.passesFilter(event, endpoint, bodies)) {
           filteredOut.set(event.id, [...(filteredOut.get(event.id) ?? []), endpoint.id]);
+          continue;
+        }
+        if (endpoint.delivery === 'feed') {
+          feedRows.push(this.feedRow(event, endpoint));
           continue;
         }
         const delivery = this.toStart(
@@ -435,6 +458,13 @@ export class OutboxDispatcher {
       if (!sittingOutNow.has(event.company_id) && !leftByCompany.has(event.id)) continue;
       sittingOutNow.add(event.company_id);
       letGo.add(event.id);
+    }
+    // Before the events are marked dispatched: a dispatcher dying in between leaves them to be claimed again. Events a
+    // feed held back are let go whole, their deliveries written when they are claimed again.
+    if (feedRows.length) {
+      const [{ held }] = (await APPEND_FEED_EVENTS.rows(em, [JSON.stringify(feedRows), `{${events.map((event) => event.id).join(',')}}`])) as [{ held: string[] }];
+      for (const eventId of held) letGo.add(eventId);
+      if (held.length) this.feedHeldBack = true;
     }
     // A flowing endpoint's deliveries it has no room for wait in the outbox with their events (its other deliveries are
     // written), until it says it has room; those of an event waiting over HEALTHY_WAIT_MS are deferred instead, so
@@ -502,6 +532,23 @@ export class OutboxDispatcher {
       bodies.set(endpoint.payload_shape, body);
     }
     return this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(body);
+  }
+
+  /** The row of a feed's entry as append_feed_events takes it: the body its webhook would carry, and its X-Webhook-ID. */
+  private feedRow(event: EventRow, endpoint: EndpointRow): Record<string, unknown> {
+    const body = deliveryBody(
+      { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
+      endpoint.payload_shape,
+    );
+    return {
+      id: deliveryIdFor(event.id, endpoint.id),
+      company_id: event.company_id,
+      endpoint_id: endpoint.id,
+      event_id: event.id,
+      event_key: event.event_type,
+      event_type: body.eventType,
+      payload: body.payload,
+    };
   }
 
   /**
@@ -652,13 +699,17 @@ export class OutboxDispatcher {
     });
   }
 
-  /** Kicks again, for its events and deferred deliveries, once a company that sat out may start deliveries (sooner than the next poll). */
+  /**
+   * Kicks again, for its events and deferred deliveries, once a company that sat out may start deliveries, or events held
+   * back from a feed may go (sooner than the next poll).
+   */
   private resumeLater(): void {
-    const waits = [this.rate?.msUntilNext(), this.queue?.msUntilNext()].filter((ms) => typeof ms === 'number');
+    const waits = [this.rate?.msUntilNext(), this.queue?.msUntilNext(), this.feedHeldBack ? FEED_HELD_RETRY_MS : undefined].filter((ms) => typeof ms === 'number');
     if (waits.length === 0 || this.stopped || this.resumeTimer) return;
     const ms = Math.min(...waits);
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = null;
+      this.feedHeldBack = false;
       this.kick(true);
     }, ms);
   }

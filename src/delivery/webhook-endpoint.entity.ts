@@ -1,10 +1,13 @@
-import { Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
+import { BigIntType, Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { CompanyRecord } from '../domain/company-record';
 import type { EndpointFilter } from '../generated/schemas';
 
 export const PAYLOAD_SHAPES = ['A', 'B'] as const;
 export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
+/** How an endpoint gets its events: signed POSTs to its URL, or a feed it reads by cursor (src/delivery/feed-service.ts). */
+export const DELIVERY_KINDS = ['webhook', 'feed'] as const;
+export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 /** `deleted` endpoints are kept (with their delivery logs) but invisible through the API. */
 export const ENDPOINT_STATUSES = ['active', 'disabled', 'deleted'] as const;
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
@@ -35,7 +38,7 @@ export interface StoredOAuth {
 }
 
 /**
- * A subscriber's HTTPS URL and the events it wants. `eventTypes` holds exact shape A names
+ * A subscriber's HTTPS URL (none for a feed) and the events it wants. `eventTypes` holds exact shape A names
  * (`employee.created`), categories (`project.*`) or `*`. An endpoint may belong to an API key: changes that
  * key makes are not sent back to it (echo prevention).
  */
@@ -46,7 +49,11 @@ export class WebhookEndpoint extends CompanyRecord {
   apiKey: Ref<ApiKey> | null = null;
 
   @Property({ type: 'text' })
-  url!: string;
+  delivery: Opt<DeliveryKind> = 'webhook';
+
+  /** Where a webhook endpoint's deliveries go; null for a feed. */
+  @Property({ type: 'text', nullable: true })
+  url: string | null = null;
 
   @Property({ type: 'text', nullable: true })
   description: string | null = null;
@@ -133,4 +140,19 @@ export class WebhookEndpoint extends CompanyRecord {
   /** The delivery making the probe attempt while half open. */
   @Property({ type: 'uuid', nullable: true })
   circuitProbeDeliveryId: string | null = null;
+
+  /** A feed's last position written (append_feed_events): its entries are numbered 1, 2, … in the order they commit. */
+  @Property({ type: new BigIntType('number') })
+  feedPosition: Opt<number> = 0;
+
+  /** The position the feed's consumer acknowledged (POST …/feed/ack): a consumer without a cursor resumes after it. */
+  @Property({ type: new BigIntType('number') })
+  feedAcknowledged: Opt<number> = 0;
+
+  /** The feed's positions up to this one were deleted by retention: a cursor before it is gone (410). */
+  @Property({ type: new BigIntType('number') })
+  feedPruned: Opt<number> = 0;
 }
+
+/** What names an endpoint to people: its URL, or for a feed (which has none) "feed" and its id. */
+export const endpointName = (endpoint: Pick<WebhookEndpoint, 'id' | 'url'>) => endpoint.url ?? `feed ${endpoint.id}`;

@@ -8,14 +8,14 @@ export interface RetentionPeriods {
   /** Rate-limit counters whose window ended this long ago. */
   rateLimitDays: number;
   /**
-   * Deliveries that finished (delivered, failed or cancelled) this long ago, with their attempts and alerts; and
-   * endpoint alerts resolved, and bulk recoveries completed, this long ago.
+   * Deliveries that finished (delivered, failed or cancelled) this long ago, with their attempts and alerts; endpoint
+   * alerts resolved, and bulk recoveries completed, this long ago; and feed events written this long ago.
    */
   deliveryDays: number;
 }
 
 /** What the retention workflow prunes, in the order it runs them. */
-export type RetentionTarget = 'deliveries' | 'endpointHistory' | 'outbox' | 'rateLimitCounters' | 'recordCounts';
+export type RetentionTarget = 'deliveries' | 'endpointHistory' | 'outbox' | 'rateLimitCounters' | 'recordCounts' | 'feedEvents';
 
 const deletedCount = async (em: EntityManager, sql: string, params: unknown[]) => Number((await em.execute<{ n: string }[]>(sql, params))[0]!.n);
 
@@ -60,7 +60,35 @@ export async function pruneBatch(em: EntityManager, target: RetentionTarget, per
       );
     case 'recordCounts':
       return compactRecordCounts(em, limit);
+    case 'feedEvents':
+      return pruneFeedEvents(em, periods.deliveryDays, limit);
   }
+}
+
+/**
+ * Feed events written `days` ago, acknowledged or not (a feed keeps RETENTION_DELIVERY_DAYS of events, as the delivery
+ * log does), oldest first along each feed's positions; the feed remembers the last position deleted, so that a cursor
+ * from before it is told it is gone (410) rather than silently skipping what was deleted.
+ */
+async function pruneFeedEvents(em: EntityManager, days: number, limit: number): Promise<number> {
+  let deleted = 0;
+  const feeds = await em.execute<{ id: string }[]>(`select id from webhook_endpoints where delivery = 'feed' order by id`);
+  for (const { id } of feeds) {
+    const n = await deletedCount(
+      em,
+      `with doomed as (
+         select f.endpoint_id, f.position from webhook_feed_events f
+          where f.endpoint_id = ? and f.created_at < now() - make_interval(days => ?)
+          order by f.position limit ? for update skip locked),
+       deleted as (delete from webhook_feed_events f using doomed where f.endpoint_id = doomed.endpoint_id and f.position = doomed.position returning f.position),
+       pruned as (update webhook_endpoints e set feed_pruned = greatest(e.feed_pruned, (select max(position) from deleted)) where e.id = ? and exists (select 1 from deleted))
+       select count(*) as n from deleted`,
+      [id, days, limit - deleted, id],
+    );
+    deleted += n;
+    if (deleted >= limit) break;
+  }
+  return deleted;
 }
 
 /**

@@ -4683,7 +4683,10 @@ export interface WebhookDelivery {
 
 export interface WebhookAlert {
   id: string;
-  kind: 'delivery_failed' | 'endpoint_disabled';
+  /**
+   * feed_behind: a feed's oldest unacknowledged event waited FEED_LAG_ALERT_MINUTES.
+   */
+  kind: 'delivery_failed' | 'endpoint_disabled' | 'feed_behind';
   /**
    * null for an endpoint alert.
    */
@@ -4693,7 +4696,7 @@ export interface WebhookAlert {
   message: string;
   created_at: string;
   /**
-   * When the delivery was delivered or the endpoint re-enabled.
+   * When the delivery was delivered, the endpoint re-enabled or the feed's consumer caught up.
    */
   resolved_at: string | null;
 }
@@ -4909,11 +4912,83 @@ export interface WebhookEndpointRotate {
   overlap_seconds?: number;
 }
 
+/**
+ * Where a feed stands: its last event, the cursor its consumer acknowledged, and how far behind that is.
+ */
+export interface WebhookFeedState {
+  /**
+   * The cursor after the feed's last event.
+   */
+  cursor: string;
+  /**
+   * The cursor the consumer acknowledged; a read without after resumes from it.
+   */
+  acknowledged_cursor: string;
+  /**
+   * Events after the acknowledged cursor.
+   */
+  unacknowledged_events: number;
+  /**
+   * When the oldest of them was written; FEED_LAG_ALERT_MINUTES past it, a feed_behind alert is raised.
+   */
+  oldest_unacknowledged_at: string | null;
+}
+
+/**
+ * One event as a webhook would carry it.
+ */
+export interface WebhookFeedEvent {
+  /**
+   * What X-Webhook-ID carries: the same for this event and endpoint every time it is read; deduplicate on it.
+   */
+  id: string;
+  /**
+   * What X-Webhook-Event carries, in the endpoint's payload shape.
+   */
+  event_type: string;
+  /**
+   * When it was written to the feed.
+   */
+  created_at: string;
+  /**
+   * The cursor just after this event: read or acknowledge up to here with it.
+   */
+  cursor: string;
+  /**
+   * The body a webhook would carry: the shape A or B envelope of the event.
+   */
+  body: {
+    [k: string]: unknown;
+  };
+}
+
+export interface WebhookFeedPage {
+  /**
+   * The events after the cursor, in feed order; empty when there are none (yet).
+   */
+  data: WebhookFeedEvent[];
+  /**
+   * Pass it as after to read on; the cursor given when there was nothing new.
+   */
+  next_cursor: string;
+}
+
+export interface WebhookFeedAck {
+  /**
+   * A cursor of this feed: every event up to it is processed. An older one than acknowledged already changes nothing.
+   */
+  cursor: string;
+}
+
 export interface WebhookEndpointCreate {
   /**
-   * A public https URL.
+   * webhook (the default): signed POSTs to url. feed: no url; the events are kept in order and read with GET /webhook-endpoints/{id}/feed, for subscribers that accept no inbound HTTPS.
    */
-  url: string;
+  delivery?: 'webhook' | 'feed';
+  /**
+   * A public https URL: required for a webhook, not allowed for a feed.
+   */
+  url?: string;
   /**
    * Event types (employee.created), categories (project.*) or * for all; shape B names (workorder.created, po.*) are accepted too.
    *
@@ -4946,6 +5021,9 @@ export interface WebhookEndpointCreate {
  * Partial: only the fields given change.
  */
 export interface WebhookEndpointUpdate {
+  /**
+   * A webhook endpoint's only: a feed has none.
+   */
   url?: string;
   /**
    * Event types (employee.created), categories (project.*) or * for all; shape B names (workorder.created, po.*) are accepted too.
@@ -4981,7 +5059,14 @@ export interface WebhookEndpointUpdate {
  */
 export interface WebhookEndpoint {
   id: string;
-  url: string;
+  /**
+   * webhook (the default): signed POSTs to url. feed: no url; the events are kept in order and read with GET /webhook-endpoints/{id}/feed, for subscribers that accept no inbound HTTPS.
+   */
+  delivery: 'webhook' | 'feed';
+  /**
+   * null for a feed.
+   */
+  url: string | null;
   description: string | null;
   event_types: string[];
   payload_shape: 'A' | 'B';
@@ -5004,6 +5089,10 @@ export interface WebhookEndpoint {
   authentication: WebhookEndpointAuthentication;
   filter: EndpointFilter;
   api_key_id: string | null;
+  /**
+   * A feed's position and lag; null for a webhook endpoint.
+   */
+  feed: WebhookFeedState | null;
   created_at: string;
   updated_at: string;
   secret?: string;

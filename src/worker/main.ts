@@ -16,10 +16,11 @@ async function main() {
   const logger = createLogger(config.logLevel);
   // Before the code that loads node:http and pg: the SDK instruments them as they are required.
   const tracing = await startTracingFromEnv('construction-integration-worker');
-  const [{ connectOrm }, { startOutboxDispatcher }, { connectTemporalClient }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
+  const [{ connectOrm }, { startOutboxDispatcher }, { startFeedLagWatch }, { connectTemporalClient }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
     await Promise.all([
       import('../database.js'),
       import('../delivery/outbox-dispatcher.js'),
+      import('../delivery/feed-alerts.js'),
       import('../temporal/connection.js'),
       import('../temporal/retention-schedule.js'),
       import('../temporal/runtime.js'),
@@ -31,9 +32,10 @@ async function main() {
   const temporal = await connectTemporalClient(config.temporal);
   // On the worker's connection: its starts hand their first workflow task to this process's worker (eager start).
   const dispatcher = await startOutboxDispatcher({ config, orm, deliveryWorkflows: worker.deliveryWorkflows, logger, metrics: worker.metrics });
+  const feedLag = startFeedLagWatch({ orm, logger, lagAlertMs: config.webhooks.feedLagAlertMs });
   await ensureRetentionSchedule(temporal, config);
   logger.info({ taskQueues: [...worker.workers.keys()], metricsPort: worker.metricsPort, tracing: tracing !== null }, 'worker running');
-  onShutdownSignal(logger, [() => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close(), async () => tracing?.stop()]);
+  onShutdownSignal(logger, [async () => feedLag.stop(), () => dispatcher.stop(), () => worker.close(), () => temporal.connection.close(), () => orm.close(), async () => tracing?.stop()]);
   await worker.finished;
 }
 

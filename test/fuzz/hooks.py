@@ -140,8 +140,9 @@ def _uuid_like(value):
 
 def _refer_to_records(case):
     """Line items named in a valid body are the order's own; in every other valid body, the references to other
-    records (customer_id, employee_id, …) name records that exist, a location one of its customer's; and the values that
-    must be unique in the company (emp_number, names) are made so, and skills are the company's."""
+    records (customer_id, employee_id, …) name records that exist, a location one of its customer's, a feed cursor the
+    seeded feed's start; and the values that must be unique in the company (emp_number, names) are made so, and
+    skills are the company's."""
     body = case.body
     if not isinstance(body, dict) or not _positive(case):
         return
@@ -158,7 +159,7 @@ def _refer_to_records(case):
     for field, value in list(body.items()):
         kind = references["fields"].get(field)
         pool = references.get(kind) if kind else None
-        if pool and _uuid_like(value):
+        if pool and (_uuid_like(value) or kind == "feed_cursor"):
             body[field] = pool[(turn // 2) % len(pool)]
         elif field == "url" and case.operation.path.startswith("/api/v1/webhook-endpoints"):
             body[field] = _ENDPOINT_URL

@@ -209,6 +209,14 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
   const recovery = (await call('POST', `webhook-endpoints/${failing}/recover`, { since: '2026-01-01T00:00:00Z' })).id as string;
   add('/api/v1/webhook-endpoints/{id}/recoveries/{recovery_id}', { id: failing, recovery_id: recovery });
 
+  // A feed with an event in it: a read answers at once (a long poll waits only at the end of a feed, and nothing here
+  // acknowledges past its start); acknowledgements are given its start's cursor, which commits without moving it.
+  const feed = await post('webhook-endpoints', { delivery: 'feed', event_types: ['customer.*'], api_key_id: null });
+  for (const path of ['/feed', '/feed/ack']) add(`/api/v1/webhook-endpoints/{id}${path}`, feed);
+  await post('customers', { name: `Fuzz Feed Customer ${unique()}` });
+  await waitFor(async () => (await call('GET', `webhook-endpoints/${feed}/feed`)).data.length > 0, 30_000, 'the feed to have an event');
+  references.feed_cursor = [(await call('GET', `webhook-endpoints/${feed}`)).feed.acknowledged_cursor as string];
+
   // Records for each DELETE, with nothing that refers to them.
   const deletions = {
     'approval-thresholds': heldThreshold,
@@ -242,6 +250,7 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
     ['vendor_id', 'vendor'],
     ['work_order_id', 'work_order'],
     ['work_type_id', 'work_type'],
+    ['cursor', 'feed_cursor'],
   ]);
   return {
     operations,

@@ -11,9 +11,9 @@ describe('benchmark', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/run.ts'), '--quick'], {
       cwd: PROJECT_ROOT,
       // Against this run's PostgreSQL (a database of its own) and Temporal; one-second load phases, isolation phases of 4
-      // events (20 deliveries to dead endpoints) and 20 (100 to dead endpoints of the company's own), and ordering rounds
-      // of 40 changes. It takes about 5 minutes alone; beside the other suites on 2 cores, longer.
-      env: { ...process.env, BENCH_SECONDS: '1', BENCH_ISOLATION_EVENTS: '4', BENCH_COMPANY_ISOLATION_EVENTS: '20', BENCH_ORDERING_EVENTS: '40' },
+      // events (20 deliveries to dead endpoints) and 20 (100 to dead endpoints of the company's own), ordering rounds of
+      // 40 changes and 10 events to the feeds. It takes about 5 minutes alone; beside the other suites on 2 cores, longer.
+      env: { ...process.env, BENCH_SECONDS: '1', BENCH_ISOLATION_EVENTS: '4', BENCH_COMPANY_ISOLATION_EVENTS: '20', BENCH_ORDERING_EVENTS: '40', BENCH_FEED_EVENTS: '10' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -51,6 +51,10 @@ describe('benchmark', () => {
       '13b. Isolation within a company',
       '13c. Isolation within a company',
       '14. Ordered delivery',
+      '15a. Dispatcher fan-out',
+      '15b. One evaluation',
+      '16. Event feeds',
+      '16a. Event feeds',
       '10a. Tracing off',
       '10a. Tracing on',
       '10b. Tracing off',

@@ -296,6 +296,27 @@ describeInBrowser('console in a browser', () => {
     expect(await page.locator('.summary').innerText()).toContain('none: every event chosen');
   });
 
+  it("registers a feed, without a URL, and shows its position and its subscriber's lag", async () => {
+    await visit(page, '/console/endpoints/new');
+    await page.getByLabel('Feed: kept for its subscriber').check();
+    await page.getByLabel('Description (optional)').fill('On-premises payroll');
+    await page.getByLabel('All employee.* events').check();
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.locator('h1').innerText()).toBe('Event feed');
+    expect(await page.content()).toContain('The feed is registered');
+    const feedId = new URL(page.url()).pathname.split('/').pop()!;
+    expect(await page.locator('.summary').innerText()).toMatch(/Not yet acknowledged\s+none/);
+
+    const created = await sendInbound(stack.baseUrl, key, envelope('employee.created', { emp_number: 'E-200', name: 'Lee Park', email: 'lee@acme.example', employee_type: 'site_worker' }));
+    expect(created.status).toBe(200);
+    await waitFor(async () => {
+      await visit(page, `/console/endpoints/${feedId}`);
+      return /Not yet acknowledged\s+1 event, the oldest written/.test(await page.locator('.summary').innerText());
+    }, 30_000, 'the event in the feed');
+    expect(await page.locator('.summary').innerText()).toContain(`GET /api/v1/webhook-endpoints/${feedId}/feed`);
+    await screenshot(page, 'feed');
+  });
+
   it('revokes the key after confirmation; the next request with it answers 401', async () => {
     await visit(page, '/console/api-keys');
     await page.getByRole('link', { name: 'Revoke ERP sync' }).click();

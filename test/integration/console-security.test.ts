@@ -4,6 +4,7 @@ import { consolePages } from '../../src/console/app';
 import { createUser } from '../../src/console/users/users-service';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
+import { FeedWaits } from '../../src/delivery/feed-waits';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
 import { registerEndpoint } from '../../src/delivery/endpoints-service';
 import { createLogger } from '../../src/logger';
@@ -127,6 +128,7 @@ describe('console security', () => {
       deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       secretBox,
       apiKeys,
+      feedWaits: new FeedWaits({ databaseUrl: stack.config.databaseUrl, logger: createLogger('silent') }),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
       metrics: createApiMetrics(stack.orm),
@@ -237,7 +239,7 @@ describe('console security', () => {
     expect((await admin.get(`/console/endpoints/${acme.endpointId}/edit`)).text).toContain('id="ordering-per_record" name="ordering" value="per_record" checked');
     const refused = await admin.post(`/console/endpoints/${acme.endpointId}`, { url: 'https://localhost:10/hook', event_types: ['po.*'], payload_shape: 'B', ordering: 'fifo', description: '', api_key_id: '' });
     expect(refused.status).toBe(400);
-    expect(refused.text).toContain('<fieldset class="field-error">\n        <legend>Ordering</legend>');
+    expect(refused.text).toContain('<fieldset class="field-error">\n        <legend>Ordering (webhooks)</legend>');
     expect((await rest()).ordering).toBe('per_record');
 
     await admin.post(`/console/endpoints/${acme.endpointId}/status`, { status: 'disabled' });

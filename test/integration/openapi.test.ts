@@ -8,6 +8,7 @@ import { documentedRoutes } from '../../src/api/openapi';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
+import { FeedWaits } from '../../src/delivery/feed-waits';
 import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';
@@ -54,6 +55,7 @@ describe('GET /api/v1/openapi.json', () => {
       deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
       secretBox,
       apiKeys: new ApiKeyCache({ databaseUrl: stack.config.databaseUrl, secretBox, logger: createLogger('silent') }),
+      feedWaits: new FeedWaits({ databaseUrl: stack.config.databaseUrl, logger: createLogger('silent') }),
       validator: new SchemaValidator(),
       logger: createLogger('silent'),
       metrics: createApiMetrics(stack.orm),

@@ -65,6 +65,7 @@ describe('webhook endpoint registration', () => {
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
       id: expect.any(String),
+      delivery: 'webhook',
       url: hook.url,
       description: 'ERP',
       event_types: ['employee.created', 'project.*', 'work_order.created'],
@@ -79,6 +80,7 @@ describe('webhook endpoint registration', () => {
       authentication: { headers: [], oauth: null, client_certificate: null },
       filter: null,
       api_key_id: tenant.apiKeyId,
+      feed: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),

@@ -47,9 +47,10 @@ describe('retention in skipped time', () => {
       outbox: [7000, 3],
       rateLimitCounters: [40],
       recordCounts: [1],
+      feedEvents: [2],
     });
     await withWorker(env, activities, async (taskQueue) => {
-      expect(await prune(taskQueue, 'targets')).toEqual({ deliveries: 9012, endpointHistory: 0, outbox: 7003, rateLimitCounters: 40, recordCounts: 1 });
+      expect(await prune(taskQueue, 'targets')).toEqual({ deliveries: 9012, endpointHistory: 0, outbox: 7003, rateLimitCounters: 40, recordCounts: 1, feedEvents: 2 });
     });
     expect(calls.map((call) => (call.args[0] as PruneInput).target)).toEqual([
       'deliveries',
@@ -60,15 +61,16 @@ describe('retention in skipped time', () => {
       'outbox',
       'rateLimitCounters',
       'recordCounts',
+      'feedEvents',
     ]);
     // Each call works for at most 20 s, in batches of the configured size.
     expect(calls[0]!.args[0]).toEqual({ target: 'deliveries', periods: input.periods, batchSize: 1000, budgetMs: 20_000 });
   });
 
   test('a call that fails is retried 1 s later, and the run goes on from there', async () => {
-    const { activities, calls } = retentionActivities({ deliveries: [10], endpointHistory: [0], outbox: [20], rateLimitCounters: [0], recordCounts: [0] }, 'outbox');
+    const { activities, calls } = retentionActivities({ deliveries: [10], endpointHistory: [0], outbox: [20], rateLimitCounters: [0], recordCounts: [0], feedEvents: [0] }, 'outbox');
     await withWorker(env, activities, async (taskQueue) => {
-      expect(await prune(taskQueue, 'retry')).toEqual({ deliveries: 10, endpointHistory: 0, outbox: 20, rateLimitCounters: 0, recordCounts: 0 });
+      expect(await prune(taskQueue, 'retry')).toEqual({ deliveries: 10, endpointHistory: 0, outbox: 20, rateLimitCounters: 0, recordCounts: 0, feedEvents: 0 });
     });
     const outbox = calls.filter((call) => (call.args[0] as PruneInput).target === 'outbox');
     expect(outbox).toHaveLength(2);

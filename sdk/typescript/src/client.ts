@@ -56,6 +56,25 @@ type InboundArgs<Operation extends InboundOperation> =
     ? [data?: InboundData<Operation>, options?: InboundOptions]
     : [data: InboundData<Operation>, options?: InboundOptions];
 
+/** One event of a feed: its id (what X-Webhook-ID would carry), event type, cursor and the body a webhook would carry. */
+export type FeedEvent = components['schemas']['WebhookFeedEvent'];
+
+export interface FeedOptions {
+  /** Read after this cursor; without it, after the cursor the feed's consumer acknowledged last (a restart resumes there). */
+  after?: string;
+  /** Seconds each read waits for events when there are none (0 to 30; 30 by default): a long poll. */
+  wait?: number;
+  /** Events per read (1 to 1000; 100 by default). */
+  limit?: number;
+  /**
+   * Acknowledge what was processed (true by default): a page's cursor once every event of it was, and on leaving the
+   * loop the last event whose successor was asked for. An event the loop body left by break or throw is not.
+   */
+  acknowledge?: boolean;
+  /** Ends the iteration (the read waiting is cancelled; what was processed is acknowledged). */
+  signal?: AbortSignal;
+}
+
 export interface ClientOptions {
   /** The REST base URL, ending in `/api/v1` (e.g. `https://construction.example.com/api/v1`). */
   baseUrl: string;
@@ -81,6 +100,11 @@ export interface ConstructionClient {
    * record there throughout is seen once. (From a service older than cursors: by offset, where they can.)
    */
   paginate<Path extends ListPath, Options extends Init<Path, 'get'>>(path: Path, ...init: InitArgs<Options>): AsyncGenerator<ListItem<Path>, void, undefined>;
+  /**
+   * The events of a feed (an endpoint with "delivery": "feed"), in order, without end: each read long-polls, and what
+   * the loop has processed is acknowledged, so that a consumer started again resumes after it. Ends when `signal` aborts.
+   */
+  feed(feedId: string, options?: FeedOptions): AsyncGenerator<FeedEvent, void, undefined>;
   /** Sends an inbound operation to /webhooks/inbound, signed with the signing secret (webhooks.md 5). */
   sendInbound<Operation extends InboundOperation>(operation: Operation, ...args: InboundArgs<Operation>): Promise<InboundResponse<Operation>>;
   /**
@@ -122,6 +146,7 @@ export function createClient(options: ClientOptions): ConstructionClient {
       return data;
     };
   const get = call('GET');
+  const post = call('POST');
 
   async function* paginate(path: string, init?: { params?: { query?: Record<string, unknown> } }): AsyncGenerator<unknown, void, undefined> {
     const query: Record<string, unknown> = { limit: MAX_PAGE_SIZE, ...init?.params?.query };
@@ -142,6 +167,41 @@ export function createClient(options: ClientOptions): ConstructionClient {
         if (page.data.length === 0 || offset >= pagination.total) return;
         query.offset = offset;
       }
+    }
+  }
+
+  async function* feed(feedId: string, feedOptions: FeedOptions = {}): AsyncGenerator<FeedEvent, void, undefined> {
+    const { wait = 30, limit = 100, acknowledge = true, signal } = feedOptions;
+    const path = { id: feedId };
+    let after = feedOptions.after;
+    // The cursor up to which the loop is done (it asked for what follows), and the one acknowledged.
+    let processed: string | undefined;
+    let acknowledged: string | undefined;
+    const acknowledgeProcessed = async () => {
+      if (!acknowledge || processed === undefined || processed === acknowledged) return;
+      await post('/webhook-endpoints/{id}/feed/ack', { params: { path }, body: { cursor: processed } });
+      acknowledged = processed;
+    };
+    try {
+      while (!signal?.aborted) {
+        let page: components['schemas']['WebhookFeedPage'];
+        try {
+          page = (await get('/webhook-endpoints/{id}/feed', { params: { path, query: { wait, limit, ...(after === undefined ? {} : { after }) } }, signal })) as typeof page;
+        } catch (error) {
+          if (signal?.aborted) return;
+          throw error;
+        }
+        for (const event of page.data) {
+          yield event;
+          processed = event.cursor;
+        }
+        // Past the events too that the feed passed over (its event types changed since they were written).
+        after = page.next_cursor;
+        processed = page.next_cursor;
+        await acknowledgeProcessed();
+      }
+    } finally {
+      await acknowledgeProcessed();
     }
   }
 
@@ -181,10 +241,11 @@ export function createClient(options: ClientOptions): ConstructionClient {
 
   return {
     get: get as RestCall<'get'>,
-    post: call('POST') as RestCall<'post'>,
+    post: post as RestCall<'post'>,
     put: call('PUT') as RestCall<'put'>,
     delete: call('DELETE') as RestCall<'delete'>,
     paginate: paginate as ConstructionClient['paginate'],
+    feed,
     sendInbound: sendInbound as ConstructionClient['sendInbound'],
     raw,
   };

@@ -2,6 +2,8 @@ export {
   createClient,
   type ClientOptions,
   type ConstructionClient,
+  type FeedEvent,
+  type FeedOptions,
   type InboundData,
   type InboundOperation,
   type InboundOptions,

@@ -56,6 +56,8 @@ export interface RouteSpec {
   /** A file as the request body instead of JSON (such routes are mounted ahead of the JSON body reader). */
   file?: FileBody;
   responses: Record<number, ResponseSpec>;
+  /** Errors particular to this route, besides those every route may answer (400, 401, 403, 404, 429, …): status → when. */
+  errors?: Record<number, string>;
   handler: Middleware<AppState>;
 }
 

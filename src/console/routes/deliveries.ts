@@ -2,7 +2,7 @@ import type { AppDeps } from '../../api/context';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../delivery/deliveries-service';
 import { listEndpoints } from '../../delivery/endpoints-service';
 import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
-import { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { endpointName, WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage } from '../context';
 import { parseUtcLocal, redirectWithFlash, sendPage } from '../http';
@@ -107,10 +107,10 @@ export function deliveryPages({ deliveryWorkflows, config }: AppDeps): ConsolePa
           seen.add(about);
           if (alert.delivery) {
             const delivery: WebhookDelivery = await getDelivery(em, companyId, alert.delivery);
-            open.push({ alert, status: delivery.status, url: (await delivery.endpoint.loadOrFail()).url });
+            open.push({ alert, status: delivery.status, url: endpointName(await delivery.endpoint.loadOrFail()) });
           } else {
             const endpoint = await em.findOneOrFail(WebhookEndpoint, { id: alert.endpoint, company: companyId });
-            open.push({ alert, status: endpoint.status, url: endpoint.url });
+            open.push({ alert, status: endpoint.status, url: endpointName(endpoint) });
           }
         }
         sendPage(ctx, alertsPage(session, open));

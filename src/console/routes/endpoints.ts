@@ -14,6 +14,7 @@ import {
   updateEndpoint,
 } from '../../delivery/endpoints-service';
 import { heldCount } from '../../delivery/endpoint-admission';
+import { feedStates } from '../../delivery/feed-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import type { EndpointFilter, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
@@ -25,6 +26,7 @@ import {
   confirmEndpointPage,
   type EndpointForm,
   endpointFormPage,
+  type EndpointFormMode,
   type FilterTestResult,
   type HeaderRow,
   endpointPage,
@@ -60,9 +62,10 @@ function headerRowsOf(form: FormBody): HeaderRow[] {
   return rows;
 }
 
-function formOf(ctx: ConsoleContext): EndpointForm {
+function formOf(ctx: ConsoleContext, saved: Pick<WebhookEndpoint, 'delivery'> | null): EndpointForm {
   const { form } = ctx.state;
   return {
+    delivery: saved?.delivery ?? (text(form, 'delivery') || 'webhook'),
     url: text(form, 'url').trim(),
     description: text(form, 'description').trim(),
     eventTypes: list(form, 'event_types'),
@@ -89,7 +92,8 @@ function formOf(ctx: ConsoleContext): EndpointForm {
 function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
   const { oauth } = endpoint;
   return {
-    url: endpoint.url,
+    delivery: endpoint.delivery,
+    url: endpoint.url ?? '',
     description: endpoint.description ?? '',
     eventTypes: endpoint.eventTypes,
     payloadShape: endpoint.payloadShape,
@@ -106,6 +110,7 @@ function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
 }
 
 const EMPTY_FORM: EndpointForm = {
+  delivery: 'webhook',
   url: '',
   description: '',
   eventTypes: [],
@@ -156,17 +161,20 @@ function authenticationOf(form: EndpointForm): WebhookEndpointAuthenticationInpu
  * an edit); blanks the form cannot leave out are refused with plain words.
  */
 function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
-  if (!form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
+  const feed = form.delivery === 'feed';
+  if (!feed && !form.url) throw ApiError.invalid('url', 'is required', "Enter the endpoint's URL.");
   if (form.eventTypes.length === 0) throw ApiError.invalid('event_types', 'is required', 'Choose at least one event or category.');
   const description = form.description || (mode === 'update' ? null : undefined);
   return {
-    url: form.url,
+    ...(mode === 'create' ? { delivery: form.delivery } : {}),
+    // A URL typed for a feed is sent, for the service to refuse in its words.
+    ...(form.url ? { url: form.url } : {}),
     event_types: form.eventTypes,
     payload_shape: form.payloadShape || 'A',
-    ordering: form.ordering || 'none',
+    ...(feed ? {} : { ordering: form.ordering || 'none' }),
     ...(description === undefined ? {} : { description }),
     api_key_id: form.apiKeyId || null,
-    authentication: authenticationOf(form),
+    ...(feed ? {} : { authentication: authenticationOf(form) }),
     filter: filterOf(form),
   };
 }
@@ -186,12 +194,12 @@ async function filterTestOf(em: ConsoleContext['state']['em'], companyId: string
 export function endpointPages({ secretBox, deliveryWorkflows, config, validator }: AppDeps): ConsolePage[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
 
-  const showForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, status = 200) =>
+  const showForm = async (ctx: ConsoleContext, session: Session, mode: EndpointFormMode, form: EndpointForm, status = 200) =>
     sendPage(ctx, endpointFormPage(session, mode, form, await listApiKeys(ctx.state.em, session.user.companyId)), status);
 
   /** Runs a form's change; a refusal re-renders the form (400 or 409) with the problem next to its field. */
-  const withForm = async (ctx: ConsoleContext, session: Session, mode: { action: string; title: string; submit: string }, change: (form: EndpointForm) => Promise<void>) => {
-    const form = formOf(ctx);
+  const withForm = async (ctx: ConsoleContext, session: Session, mode: EndpointFormMode, change: (form: EndpointForm) => Promise<void>, saved: Pick<WebhookEndpoint, 'delivery'> | null = null) => {
+    const form = formOf(ctx, saved);
     try {
       await change(form);
     } catch (error) {
@@ -203,7 +211,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
     }
   };
 
-  const newMode = { action: '/console/endpoints', title: 'Register an endpoint', submit: 'Register endpoint' };
+  const newMode = { action: '/console/endpoints', title: 'Register an endpoint', submit: 'Register endpoint', chooseDelivery: true };
   const editMode = (id: string) => ({ action: `/console/endpoints/${id}`, title: 'Edit the endpoint', submit: 'Save changes' });
 
   return [
@@ -231,6 +239,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         withForm(ctx, session, newMode, async (form) => {
           const body = validator.validate<WebhookEndpointCreate>(`${SCHEMA}/create`, bodyOf(form, 'create'));
           const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, consoleActor(session), {
+            delivery: body.delivery,
             url: body.url,
             eventTypes: body.event_types,
             payloadShape: body.payload_shape ?? 'A',
@@ -241,7 +250,9 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             filter: body.filter,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
-          sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
+          // A feed signs nothing: its secret is of no use to its subscriber.
+          if (endpoint.delivery === 'feed') await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The feed is registered: its subscriber reads it with an API key of your company.');
+          else sendPage(ctx, endpointSecretPage(session, endpoint, secret, 'Endpoint registered'));
         }),
     },
     {
@@ -262,7 +273,8 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const held = await heldCount(em, endpoint.id);
         const filterTestType = typeof ctx.query.filter_test === 'string' && endpoint.filter ? ctx.query.filter_test : null;
         const filterTest = filterTestType ? await filterTestOf(em, companyId, endpoint.id, filterTestType) : null;
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest }));
+        const feed = (await feedStates(em, [endpoint.id])).get(endpoint.id) ?? null;
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest, feed }));
       },
     },
     {
@@ -278,7 +290,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
       method: 'POST',
       path: '/endpoints/:id',
       role: 'admin',
-      handler: (ctx, session) =>
+      handler: async (ctx, session) =>
         withForm(ctx, session, editMode(ctx.params.id!), async (form) => {
           const body = validator.validate<WebhookEndpointUpdate>(`${SCHEMA}/update`, bodyOf(form, 'update'));
           const endpoint = await updateEndpoint(ctx.state.em, deliveryWorkflows, secretBox, policy, session.user.companyId, ctx.params.id!, {
@@ -292,7 +304,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             filter: body.filter,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
-        }),
+        }, await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!)),
     },
     {
       method: 'POST',

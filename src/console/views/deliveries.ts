@@ -3,7 +3,7 @@ import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import { deliveryTrace, RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
 import { type WebhookDelivery, waitingReason } from '../../delivery/webhook-delivery.entity';
-import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { endpointName, type WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { traceIdOf } from '../../observability/trace-context';
 import { html } from '../html';
 import type { Session } from '../users/sessions';
@@ -37,7 +37,7 @@ function pagerLink(filters: LogFilters, offset: number, label: string) {
 
 export function deliveryLogPage(session: Session, page: LogPage): string {
   const f = page.filters;
-  const urls = new Map(page.endpoints.map((e) => [e.id, e.url]));
+  const urls = new Map(page.endpoints.map((e) => [e.id, endpointName(e)]));
   const select = (name: string, label: string, options: [string, string][]) =>
     html`<div class="field"><label for="filter-${name}">${label}</label><select id="filter-${name}" name="${name}">
       <option value="">Any</option>
@@ -54,7 +54,7 @@ export function deliveryLogPage(session: Session, page: LogPage): string {
       ${errorSummary(page.error)}
       <form method="get" action="/console/deliveries" class="filters" role="search" aria-label="Filter deliveries">
         <div class="actions">
-          ${select('endpoint_id', 'Endpoint', page.endpoints.map((e) => [e.id, e.status === 'deleted' ? `${e.url} (deleted)` : e.url]))}
+          ${select('endpoint_id', 'Endpoint', page.endpoints.map((e) => [e.id, e.status === 'deleted' ? `${endpointName(e)} (deleted)` : endpointName(e)]))}
           ${input('event_type', 'Event type', 'text')}
           ${select('status', 'Status', DELIVERY_STATUSES.map((s) => [s, s]))}
           ${input('from', 'Made from (UTC)', 'datetime-local')}

@@ -3,8 +3,9 @@ import type { Row } from '../../domain/page';
 import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import type { WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { authenticationJson } from '../../delivery/endpoint-authentication';
+import type { FeedState } from '../../delivery/feed-service';
 import { isSubscribed } from '../../delivery/subscriptions';
-import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { endpointName, type WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { EVENT_REGISTRY, type EventDefinition, OPERATIONAL_EVENT_TYPES } from '../../events/registry';
 import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';
@@ -15,6 +16,7 @@ import { layout } from './layout';
 type EndpointView = Pick<
   Row<WebhookEndpoint>,
   | 'id'
+  | 'delivery'
   | 'url'
   | 'description'
   | 'eventTypes'
@@ -53,7 +55,7 @@ export function endpointsPage(session: Session, endpoints: EndpointView[], keys:
   const keyNames = new Map(keys.map((k) => [k.id, k.name]));
   const rows = endpoints.map(
     (e) => html`<tr>
-      <td class="excerpt"><a href="/console/endpoints/${e.id}">${e.url}</a></td>
+      <td class="excerpt"><a href="/console/endpoints/${e.id}">${endpointName(e)}</a></td>
       <td>${e.description ?? ''}</td>
       <td class="scopes">${e.eventTypes.join(', ')}</td>
       <td>${e.payloadShape}</td>
@@ -67,7 +69,7 @@ export function endpointsPage(session: Session, endpoints: EndpointView[], keys:
     nav: 'endpoints',
     session,
     body: html`
-      <p>Each endpoint is sent the events it subscribes to, signed with its own secret (<code>X-Webhook-Signature</code>).</p>
+      <p>Each endpoint is sent the events it subscribes to, signed with its own secret (<code>X-Webhook-Signature</code>); a feed keeps them for its subscriber to read.</p>
       ${admin ? html`<p><a class="button" href="/console/endpoints/new">Register an endpoint</a></p>` : ''}
       ${table('Webhook endpoints of your company', ['URL', 'Description', 'Events', 'Shape', 'Status', 'Not sent changes of key', 'Registered'], rows, 'No endpoints yet.')}`,
   });
@@ -83,6 +85,8 @@ export interface HeaderRow {
 }
 
 export interface EndpointForm {
+  /** webhook or feed; chosen at registration only. */
+  delivery: string;
   url: string;
   description: string;
   eventTypes: string[];
@@ -199,7 +203,15 @@ function eventsFieldset(chosen: Set<string>, error: string | undefined): SafeHtm
   </fieldset>`;
 }
 
-export function endpointFormPage(session: Session, mode: { action: string; title: string; submit: string }, form: EndpointForm, keys: ApiKey[]): string {
+/** The form's action, title and button; `chooseDelivery` on registration, where webhook or feed is chosen. */
+export interface EndpointFormMode {
+  action: string;
+  title: string;
+  submit: string;
+  chooseDelivery?: boolean;
+}
+
+export function endpointFormPage(session: Session, mode: EndpointFormMode, form: EndpointForm, keys: ApiKey[]): string {
   const errors = form.errors ?? {};
   const shape = form.payloadShape || 'A';
   const radio = (value: string, label: string) =>
@@ -215,7 +227,10 @@ export function endpointFormPage(session: Session, mode: { action: string; title
       session,
       mode.action,
       html`${errorSummary(form.error)}
-      ${field({ name: 'url', label: 'URL', type: 'url', value: form.url, required: true, hint: 'A public https:// address that answers POST requests with 2xx.', error: errors.url, attributes: html`maxlength="2000"` })}
+      ${mode.chooseDelivery ? deliveryFieldset(form.delivery, errors.delivery) : ''}
+      ${form.delivery === 'feed' && !mode.chooseDelivery
+        ? ''
+        : field({ name: 'url', label: 'URL', type: 'url', value: form.url, hint: 'A webhook\'s public https:// address that answers POST requests with 2xx; none for a feed.', error: errors.url, attributes: html`maxlength="2000"` })}
       ${field({ name: 'description', label: 'Description (optional)', value: form.description, error: errors.description, attributes: html`maxlength="500"` })}
       <fieldset${errors.payload_shape ? html` class="field-error"` : ''}>
         <legend>Payload shape</legend>
@@ -223,12 +238,14 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         ${radio('A', 'A: detailed (event_id, event_type, timestamp, company_id, data)')}
         ${radio('B', 'B: catalog (event, timestamp, data; work orders as workorder.*)')}
       </fieldset>
-      <fieldset${errors.ordering ? html` class="field-error"` : ''}>
-        <legend>Ordering</legend>
+      ${form.delivery === 'feed' && !mode.chooseDelivery
+        ? ''
+        : html`<fieldset${errors.ordering ? html` class="field-error"` : ''}>
+        <legend>Ordering (webhooks)</legend>
         ${errors.ordering ? html`<p class="error">${errors.ordering}</p>` : ''}
         ${orderingRadio('none', 'None: each delivery goes on its own, retries may overtake')}
         ${orderingRadio('per_record', "Per record: one record's changes arrive one at a time, in the order they happened; other records are not held back")}
-      </fieldset>
+      </fieldset>`}
       <div class="field${errors.api_key_id ? ' field-error' : ''}">
         <label for="field-api_key_id">Do not send changes made with this API key</label>
         <p class="hint" id="field-api_key_id-hint">Echo prevention: the system that owns this endpoint is not sent back its own changes.</p>
@@ -247,11 +264,23 @@ export function endpointFormPage(session: Session, mode: { action: string; title
         error: errors.filter,
         maxLength: 20000,
       })}
-      ${authenticationFieldsets(form, errors)}
+      ${form.delivery === 'feed' && !mode.chooseDelivery ? '' : authenticationFieldsets(form, errors)}
       <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
       html`class="wide"`,
     ),
   });
+}
+
+/** Webhook (sent to its URL) or feed (read by its subscriber): chosen when the endpoint is registered. */
+function deliveryFieldset(delivery: string, error: string | undefined): SafeHtml {
+  const radio = (value: string, label: string) =>
+    html`<div class="check"><input type="radio" id="delivery-${value}" name="delivery" value="${value}"${delivery === value ? html` checked` : ''}><label for="delivery-${value}">${label}</label></div>`;
+  return html`<fieldset${error ? html` class="field-error"` : ''}>
+    <legend>Delivery</legend>
+    ${error ? html`<p class="error">${error}</p>` : ''}
+    ${radio('webhook', 'Webhook: signed POSTs to the address below')}
+    ${radio('feed', 'Feed: kept for its subscriber to read with an API key of your company (for systems behind a firewall that lets no request in)')}
+  </fieldset>`;
 }
 
 /** The page showing a secret just issued (registration or rotation). */
@@ -295,6 +324,8 @@ export interface EndpointPageData {
   held: number;
   /** What testing the filter on the company's latest event of a type said, when the page was asked to. */
   filterTest: FilterTestResult | null;
+  /** A feed's position and lag; null for a webhook endpoint. */
+  feed: FeedState | null;
 }
 
 /** The filter tried on the company's latest event of a type: whether it would be sent, or why it could not be tried. */
@@ -318,6 +349,16 @@ function filterTestSection(endpoint: EndpointView, result: FilterTestResult | nu
       </div>
     </form>
     <section id="filter-test" tabindex="-1" aria-live="polite" aria-label="Filter test result">${outcome}</section>`;
+}
+
+/** Where a feed stands: its last event, what its subscriber acknowledged, and how far behind that is. */
+function feedSummary(endpoint: EndpointView, feed: FeedState): SafeHtml {
+  const behind = feed.unacknowledgedEvents === 0 ? 'none' : `${feed.unacknowledgedEvents} ${feed.unacknowledgedEvents === 1 ? 'event' : 'events'}`;
+  return html`
+    <dt>Read with</dt><dd><code>GET /api/v1/webhook-endpoints/${endpoint.id}/feed</code></dd>
+    <dt>Position</dt><dd>${feed.position} ${feed.position === 1 ? 'event' : 'events'} written</dd>
+    <dt>Acknowledged</dt><dd>${feed.acknowledged === 0 ? html`<span class="muted">nothing yet</span>` : `up to event ${feed.acknowledged}`}</dd>
+    <dt>Not yet acknowledged</dt><dd>${behind}${feed.oldestUnacknowledgedAt ? html`, the oldest written ${time(feed.oldestUnacknowledgedAt)}` : ''}</dd>`;
 }
 
 function circuitSummary(session: Session, endpoint: EndpointView, held: number, base: string): SafeHtml {
@@ -361,9 +402,10 @@ function authenticationSummary(endpoint: EndpointView): SafeHtml {
 }
 
 export function endpointPage(session: Session, data: EndpointPageData): string {
-  const { endpoint } = data;
+  const { endpoint, feed } = data;
   const admin = session.user.role === 'admin';
   const base = `/console/endpoints/${endpoint.id}`;
+  if (feed) return feedPage(session, data, feed, admin, base);
   const adminActions = html`
     <h2>Manage</h2>
     <div class="actions">
@@ -389,6 +431,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
     session,
     body: html`
       <dl class="summary">
+        <dt>Delivery</dt><dd>webhook</dd>
         <dt>URL</dt><dd><code>${endpoint.url}</code></dd>
         <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
         <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
@@ -404,8 +447,40 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
       ${endpoint.filter ? filterTestSection(endpoint, data.filterTest) : ''}
       ${admin ? adminActions : ''}
       <h2>Recent deliveries</h2>
-      ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpoint.url]]), () => endpoint.id), 'Nothing delivered yet.')}
+      ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpointName(endpoint)]]), () => endpoint.id), 'Nothing delivered yet.')}
       <p><a href="/console/deliveries?endpoint_id=${endpoint.id}">All deliveries to this endpoint</a></p>`,
+  });
+}
+
+/** A feed's page: its settings, position and lag; no URL, breaker, test or resend (it is read, not sent to). */
+function feedPage(session: Session, data: EndpointPageData, feed: FeedState, admin: boolean, base: string): string {
+  const { endpoint } = data;
+  return layout({
+    title: 'Event feed',
+    nav: 'endpoints',
+    session,
+    body: html`
+      <dl class="summary">
+        <dt>Delivery</dt><dd>feed</dd>
+        ${feedSummary(endpoint, feed)}
+        <dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
+        <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
+        <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
+        <dt>Filter</dt><dd>${endpoint.filter ? html`<pre class="filter"><code>${JSON.stringify(endpoint.filter, null, 2)}</code></pre>` : html`<span class="muted">none: every event chosen</span>`}</dd>
+        <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
+        <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
+      </dl>
+      ${
+        admin
+          ? html`<h2>Manage</h2>
+      <div class="actions">
+        <a class="button secondary" href="${base}/edit">Edit</a>
+        ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${endpoint.status === 'active' ? 'disabled' : 'active'}"><button type="submit" class="button secondary">${endpoint.status === 'active' ? 'Disable' : 'Enable'}</button>`, html`class="inline"`)}
+        <a class="button danger" href="${base}/delete">Delete</a>
+      </div>`
+          : ''
+      }`,
   });
 }
 

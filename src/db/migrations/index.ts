@@ -24,6 +24,7 @@ import { Migration20261204000000EndpointRunBudget } from './Migration20261204000
 import { Migration20261205000000EndpointAuthentication } from './Migration20261205000000EndpointAuthentication';
 import { Migration20261206000000OrderedDelivery } from './Migration20261206000000OrderedDelivery';
 import { Migration20261207000000FiltersAndOperationalEvents } from './Migration20261207000000FiltersAndOperationalEvents';
+import { Migration20261208000000EventFeeds } from './Migration20261208000000EventFeeds';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -52,4 +53,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261205000000EndpointAuthentication', class: Migration20261205000000EndpointAuthentication },
   { name: 'Migration20261206000000OrderedDelivery', class: Migration20261206000000OrderedDelivery },
   { name: 'Migration20261207000000FiltersAndOperationalEvents', class: Migration20261207000000FiltersAndOperationalEvents },
+  { name: 'Migration20261208000000EventFeeds', class: Migration20261208000000EventFeeds },
 ];

@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. filter sends it only the events whose body matches its conditions.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. filter sends it only the events whose body matches its conditions. delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1689,6 +1689,50 @@ export interface paths {
         get: operations["getWebhookEndpointsByIdRecoveriesRecoveryId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a feed's events
+         * @description The events after the cursor `after` (without it: after the acknowledged cursor), in feed order, each with the id, event type and body a webhook would carry; next_cursor reads on. A feed never skips an event that commits later, and never shows one twice at two positions. wait (seconds, up to 30) holds the request until an event arrives or the time is up (then data is empty). A cursor from before the events retention deleted (RETENTION_DELIVERY_DAYS) is a 410 CURSOR_EXPIRED naming the oldest cursor kept.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        get: operations["getWebhookEndpointsByIdFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/feed/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Acknowledge a feed's events
+         * @description Commits the consumer's position: every event up to the cursor is processed, and a read without after resumes from it. An older cursor than the one acknowledged changes nothing. Resolves the feed's feed_behind alert once what is left is within FEED_LAG_ALERT_MINUTES.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        post: operations["postWebhookEndpointsByIdFeedAck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4885,6 +4929,11 @@ export interface components {
             period_end: components["schemas"]["common.definitions.date"];
         };
         /**
+         * @description webhook (the default): signed POSTs to url. feed: no url; the events are kept in order and read with GET /webhook-endpoints/{id}/feed, for subscribers that accept no inbound HTTPS.
+         * @enum {unknown}
+         */
+        "WebhookEndpoints.delivery": "webhook" | "feed";
+        /**
          * @description none (default): each delivery goes on its own. per_record: the deliveries of one record (an event's type category and record id; docs/ordering.md) reach this endpoint one at a time, in the order their changes were committed; the next waits (held, awaiting_predecessor) until the previous one was delivered or failed for good. Other records are not held back.
          * @enum {unknown}
          */
@@ -4970,13 +5019,32 @@ export interface components {
             exists?: boolean;
         } | null;
         /**
+         * WebhookFeedState
+         * @description Where a feed stands: its last event, the cursor its consumer acknowledged, and how far behind that is.
+         */
+        WebhookFeedState: {
+            /** @description The cursor after the feed's last event. */
+            cursor: string;
+            /** @description The cursor the consumer acknowledged; a read without after resumes from it. */
+            acknowledged_cursor: string;
+            /** @description Events after the acknowledged cursor. */
+            unacknowledged_events: number;
+            /**
+             * Format: date-time
+             * @description When the oldest of them was written; FEED_LAG_ALERT_MINUTES past it, a feed_behind alert is raised.
+             */
+            oldest_unacknowledged_at: string | null;
+        };
+        /**
          * WebhookEndpoint
          * @description secret is present only in the responses that issue it (registration and rotation).
          */
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
-            url: string;
+            delivery: components["schemas"]["WebhookEndpoints.delivery"];
+            /** @description null for a feed. */
+            url: string | null;
             description: string | null;
             event_types: string[];
             /** @enum {unknown} */
@@ -4999,6 +5067,8 @@ export interface components {
             filter: components["schemas"]["EndpointFilter"];
             /** Format: uuid */
             api_key_id: string | null;
+            /** @description A feed's position and lag; null for a webhook endpoint. */
+            feed: components["schemas"]["WebhookFeedState"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5055,8 +5125,9 @@ export interface components {
         };
         /** WebhookEndpointCreate */
         WebhookEndpointCreate: {
-            /** @description A public https URL. */
-            url: string;
+            delivery?: components["schemas"]["WebhookEndpoints.delivery"];
+            /** @description A public https URL: required for a webhook, not allowed for a feed. */
+            url?: string;
             event_types: components["schemas"]["WebhookEndpoints.eventTypes"];
             /**
              * @description A (detailed, default) or B (catalog).
@@ -5079,6 +5150,7 @@ export interface components {
          * @description Partial: only the fields given change.
          */
         WebhookEndpointUpdate: {
+            /** @description A webhook endpoint's only: a feed has none. */
             url?: string;
             event_types?: components["schemas"]["WebhookEndpoints.eventTypes"];
             /** @enum {unknown} */
@@ -5229,6 +5301,42 @@ export interface components {
              */
             since: string;
         };
+        /**
+         * WebhookFeedEvent
+         * @description One event as a webhook would carry it.
+         */
+        WebhookFeedEvent: {
+            /**
+             * Format: uuid
+             * @description What X-Webhook-ID carries: the same for this event and endpoint every time it is read; deduplicate on it.
+             */
+            id: string;
+            /** @description What X-Webhook-Event carries, in the endpoint's payload shape. */
+            event_type: string;
+            /**
+             * Format: date-time
+             * @description When it was written to the feed.
+             */
+            created_at: string;
+            /** @description The cursor just after this event: read or acknowledge up to here with it. */
+            cursor: string;
+            /** @description The body a webhook would carry: the shape A or B envelope of the event. */
+            body: {
+                [key: string]: unknown;
+            };
+        };
+        /** WebhookFeedPage */
+        WebhookFeedPage: {
+            /** @description The events after the cursor, in feed order; empty when there are none (yet). */
+            data: components["schemas"]["WebhookFeedEvent"][];
+            /** @description Pass it as after to read on; the cursor given when there was nothing new. */
+            next_cursor: string;
+        };
+        /** WebhookFeedAck */
+        WebhookFeedAck: {
+            /** @description A cursor of this feed: every event up to it is processed. An older one than acknowledged already changes nothing. */
+            cursor: string;
+        };
         /** WebhookDeliveryRetry */
         WebhookDeliveryRetry: {
             reason?: string;
@@ -5237,8 +5345,11 @@ export interface components {
         WebhookAlert: {
             /** Format: uuid */
             id: string;
-            /** @enum {unknown} */
-            kind: "delivery_failed" | "endpoint_disabled";
+            /**
+             * @description feed_behind: a feed's oldest unacknowledged event waited FEED_LAG_ALERT_MINUTES.
+             * @enum {unknown}
+             */
+            kind: "delivery_failed" | "endpoint_disabled" | "feed_behind";
             /**
              * Format: uuid
              * @description null for an endpoint alert.
@@ -5252,7 +5363,7 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
-             * @description When the delivery was delivered or the endpoint re-enabled.
+             * @description When the delivery was delivered, the endpoint re-enabled or the feed's consumer caught up.
              */
             resolved_at: string | null;
         };
@@ -14425,6 +14536,110 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhookEndpointsByIdFeed: {
+        parameters: {
+            query?: {
+                /** @description A cursor this feed returned (next_cursor, an event's cursor, acknowledged_cursor): the events after it. Without it: after the acknowledged cursor. */
+                after?: string;
+                /** @description Events at most (1 to 1000). */
+                limit?: number;
+                /** @description Seconds to wait for an event when there is none after the cursor (0 to 30): a long poll. */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events after the cursor, and the cursor to read on from */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFeedPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The cursor is older than the events the feed keeps (CURSOR_EXPIRED); the message names the oldest cursor kept */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postWebhookEndpointsByIdFeedAck: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. 1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookFeedAck"];
+            };
+        };
+        responses: {
+            /** @description The feed's position and lag now */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFeedState"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            /** @description The cursor is older than the events the feed keeps (CURSOR_EXPIRED) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["RateLimited"];
             default: components["responses"]["Error"];
         };

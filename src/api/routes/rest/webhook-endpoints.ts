@@ -20,11 +20,16 @@ import {
   updateEndpoint,
 } from '../../../delivery/endpoints-service';
 import { authenticationJson } from '../../../delivery/endpoint-authentication';
+import { acknowledgeFeed, feedCursor, feedStates, type FeedState, getFeed, positionOf, readFeed } from '../../../delivery/feed-service';
 import type { WebhookEndpoint } from '../../../delivery/webhook-endpoint.entity';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type {
   WebhookEndpointCreate,
   WebhookEndpointFilterTest,
   WebhookEndpointFilterTestResult,
+  WebhookFeedAck,
+  WebhookFeedPage,
+  WebhookFeedState,
   WebhookEndpoint as WebhookEndpointRecord,
   WebhookEndpointRecover,
   WebhookEndpointRotate,
@@ -32,16 +37,49 @@ import type {
 } from '../../../generated/schemas';
 import { iso } from '../../../domain/event-format';
 import type { AppDeps } from '../../context';
-import { listBody, PAGE_PARAMS, pageOf } from '../../pagination';
-import type { RouteSpec } from '../route-spec';
+import { integerParam, listBody, PAGE_PARAMS, pageOf } from '../../pagination';
+import type { QueryParam, RouteSpec } from '../route-spec';
 import { attemptJson, deliveryJson, recoveryJson, statusCodeClassParam } from './webhook-deliveries';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
+/** The longest a feed read waits for an event (`wait`): long enough to poll rarely, short of common proxy timeouts. */
+const MAX_FEED_WAIT_SECONDS = 30;
 
-/** The endpoint as the API shows it; the secret only when it was just issued. */
-export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): WebhookEndpointRecord {
+/** A feed cursor in the query; which feed it is of, and the position, are checked by the route (positionOf). */
+const FEED_CURSOR_PARAM: QueryParam = {
+  name: 'after',
+  description: 'A cursor this feed returned (next_cursor, an event\'s cursor, acknowledged_cursor): the events after it. Without it: after the acknowledged cursor.',
+  schema: { type: 'string', minLength: 1, maxLength: 200 },
+  parse: (raw) => raw,
+};
+
+/** A feed's position and lag as the API shows it. */
+export function feedStateJson(feedId: string, state: FeedState): WebhookFeedState {
+  return {
+    cursor: feedCursor(feedId, state.position),
+    acknowledged_cursor: feedCursor(feedId, state.acknowledged),
+    unacknowledged_events: state.unacknowledgedEvents,
+    oldest_unacknowledged_at: iso(state.oldestUnacknowledgedAt),
+  };
+}
+
+/** The endpoints as the API shows them, each feed with its position and lag (read for all of them at once). */
+export async function endpointsJson(em: EntityManager, endpoints: View<WebhookEndpoint>[], secret?: string): Promise<WebhookEndpointRecord[]> {
+  const states = await feedStates(
+    em,
+    endpoints.filter((endpoint) => endpoint.delivery === 'feed').map((endpoint) => endpoint.id),
+  );
+  return endpoints.map((endpoint) => endpointJson(endpoint, states.get(endpoint.id) ?? null, secret));
+}
+
+/** One endpoint as the API shows it (endpointsJson). */
+export const oneEndpointJson = async (em: EntityManager, endpoint: View<WebhookEndpoint>, secret?: string) => (await endpointsJson(em, [endpoint], secret))[0]!;
+
+/** The endpoint as the API shows it, a feed with its `feed` state; the secret only when it was just issued. */
+export function endpointJson(endpoint: View<WebhookEndpoint>, feed: FeedState | null, secret?: string): WebhookEndpointRecord {
   return {
     id: endpoint.id,
+    delivery: endpoint.delivery,
     url: endpoint.url,
     description: endpoint.description,
     event_types: endpoint.eventTypes,
@@ -61,6 +99,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
     authentication: authenticationJson(endpoint),
     filter: endpoint.filter,
     api_key_id: idOf(endpoint.apiKey),
+    feed: feed && feedStateJson(endpoint.id, feed),
     created_at: endpoint.createdAt.toISOString(),
     updated_at: endpoint.updatedAt.toISOString(),
     ...(secret ? { secret } : {}),
@@ -68,7 +107,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, secret?: string): 
 }
 
 /** Subscriber endpoints of outbound webhooks (scope webhooks:manage). */
-export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: AppDeps): RouteSpec[] {
+export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, feedWaits }: AppDeps): RouteSpec[] {
   const policy = { allowLoopback: config.webhooks.allowLoopback };
   const common = { tag: 'webhook-endpoints', scope: WEBHOOKS_MANAGE_SCOPE, record: 'Webhook endpoint' };
   return [
@@ -80,12 +119,14 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       description:
         'Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the ' +
         'endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. ' +
-        'filter sends it only the events whose body matches its conditions.',
+        'filter sends it only the events whose body matches its conditions. ' +
+        'delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.',
       body: { schema: `${SCHEMA}/create` },
       responses: { 201: { description: 'The endpoint, with its secret', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
         const body = ctx.request.body as WebhookEndpointCreate;
         const { endpoint, secret } = await registerEndpoint(ctx.state.em, secretBox, policy, actorOf(ctx.state.principal), {
+          delivery: body.delivery,
           url: body.url,
           eventTypes: body.event_types,
           payloadShape: body.payload_shape ?? 'A',
@@ -98,7 +139,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         });
         ctx.status = 201;
         ctx.set('Location', `${ctx.path}/${endpoint.id}`);
-        ctx.body = endpointJson(endpoint, secret);
+        ctx.body = await oneEndpointJson(ctx.state.em, endpoint, secret);
       },
     },
     {
@@ -111,7 +152,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       async handler(ctx) {
         const page = pageOf(ctx.state.query);
         const { items, total, next } = await listEndpoints(ctx.state.em, ctx.state.principal.companyId, page);
-        ctx.body = listBody(items.map((e) => endpointJson(e)), total, page, next);
+        ctx.body = listBody(await endpointsJson(ctx.state.em, items), total, page, next);
       },
     },
     {
@@ -121,7 +162,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       summary: 'Get an endpoint',
       responses: { 200: { description: 'The endpoint', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
-        ctx.body = endpointJson(await getEndpoint(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!));
+        ctx.body = await oneEndpointJson(ctx.state.em, await getEndpoint(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!));
       },
     },
     {
@@ -149,7 +190,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
           authentication: body.authentication,
           filter: body.filter,
         });
-        ctx.body = endpointJson(endpoint);
+        ctx.body = await oneEndpointJson(ctx.state.em, endpoint);
       },
     },
     {
@@ -178,7 +219,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         const { overlap_seconds: overlapSeconds } = ctx.request.body as WebhookEndpointRotate;
         const overlapMs = overlapSeconds === undefined ? config.webhooks.secretOverlapMs : overlapSeconds * 1000;
         const { endpoint, secret } = await rotateEndpointSecret(ctx.state.em, secretBox, ctx.state.principal.companyId, ctx.params.id!, overlapMs);
-        ctx.body = endpointJson(endpoint, secret);
+        ctx.body = await oneEndpointJson(ctx.state.em, endpoint, secret);
       },
     },
     {
@@ -191,7 +232,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
         'WEBHOOK_ENDPOINT_MAX_IN_FLIGHT at a time. Closing a closed breaker changes nothing.',
       responses: { 200: { description: 'The endpoint, its breaker closed', schema: `${SCHEMA}/record` } },
       async handler(ctx) {
-        ctx.body = endpointJson(await closeEndpointCircuit(ctx.state.em, deliveryWorkflows, config.webhooks.admission, ctx.state.principal.companyId, ctx.params.id!));
+        ctx.body = await oneEndpointJson(ctx.state.em, await closeEndpointCircuit(ctx.state.em, deliveryWorkflows, config.webhooks.admission, ctx.state.principal.companyId, ctx.params.id!));
       },
     },
     {
@@ -274,6 +315,68 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config }: 
       responses: { 200: { description: 'The recovery', schema: 'rest/webhook-deliveries.json#/$defs/recovery' } },
       async handler(ctx) {
         ctx.body = recoveryJson(await getRecovery(ctx.state.em, ctx.params.recovery_id!, { companyId: ctx.state.principal.companyId, endpointId: ctx.params.id! }));
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/webhook-endpoints/{id}/feed',
+      summary: "Read a feed's events",
+      description:
+        'The events after the cursor `after` (without it: after the acknowledged cursor), in feed order, each with the id, event type and body a ' +
+        'webhook would carry; next_cursor reads on. A feed never skips an event that commits later, and never shows one twice at two positions. ' +
+        'wait (seconds, up to 30) holds the request until an event arrives or the time is up (then data is empty). A cursor from before the events ' +
+        'retention deleted (RETENTION_DELIVERY_DAYS) is a 410 CURSOR_EXPIRED naming the oldest cursor kept.',
+      query: [
+        { ...FEED_CURSOR_PARAM, name: 'after' },
+        integerParam('limit', 'Events at most (1 to 1000).', 1, 1000, 100),
+        integerParam('wait', 'Seconds to wait for an event when there is none after the cursor (0 to 30): a long poll.', 0, MAX_FEED_WAIT_SECONDS, 0),
+      ],
+      responses: { 200: { description: 'The events after the cursor, and the cursor to read on from', schema: `${SCHEMA}/feedPage` } },
+      errors: { 410: 'The cursor is older than the events the feed keeps (CURSOR_EXPIRED); the message names the oldest cursor kept' },
+      async handler(ctx) {
+        const feed = await getFeed(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!);
+        const { after, limit, wait } = ctx.state.query as { after?: string; limit?: number; wait?: number };
+        const position = after === undefined ? feed.feedAcknowledged : positionOf(feed.id, after, 'after');
+        // Waiting starts before the read: an event committing between the two wakes it.
+        const waiting = wait ? feedWaits.waitFor(feed.id, wait * 1000) : null;
+        try {
+          let page = await readFeed(ctx.state.em, feed, position, limit ?? 100);
+          if (waiting && page.readTo === position) {
+            await waiting.arrived;
+            page = await readFeed(ctx.state.em, feed, position, limit ?? 100);
+          }
+          const body: WebhookFeedPage = {
+            data: page.entries.map((entry) => ({
+              id: entry.id,
+              event_type: entry.eventType,
+              created_at: entry.createdAt.toISOString(),
+              cursor: feedCursor(feed.id, entry.position),
+              body: JSON.parse(entry.payload) as Record<string, unknown>,
+            })),
+            next_cursor: feedCursor(feed.id, page.readTo),
+          };
+          ctx.body = body;
+        } finally {
+          waiting?.cancel();
+        }
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/feed/ack',
+      summary: "Acknowledge a feed's events",
+      description:
+        'Commits the consumer\'s position: every event up to the cursor is processed, and a read without after resumes from it. An older ' +
+        'cursor than the one acknowledged changes nothing. Resolves the feed\'s feed_behind alert once what is left is within FEED_LAG_ALERT_MINUTES.',
+      body: { schema: `${SCHEMA}/feedAck` },
+      responses: { 200: { description: "The feed's position and lag now", schema: `${SCHEMA}/feed` } },
+      errors: { 410: 'The cursor is older than the events the feed keeps (CURSOR_EXPIRED)' },
+      async handler(ctx) {
+        const { cursor } = ctx.request.body as WebhookFeedAck;
+        const feed = await acknowledgeFeed(ctx.state.em, ctx.state.principal.companyId, ctx.params.id!, cursor, config.webhooks.feedLagAlertMs);
+        ctx.body = feedStateJson(feed.id, (await feedStates(ctx.state.em, [feed.id])).get(feed.id)!);
       },
     },
   ];
