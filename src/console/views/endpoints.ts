@@ -351,6 +351,11 @@ function filterTestSection(endpoint: EndpointView, result: FilterTestResult | nu
     <section id="filter-test" tabindex="-1" aria-live="polite" aria-label="Filter test result">${outcome}</section>`;
 }
 
+/** The endpoint's filter as saved, or that it has none. */
+function filterSummary(endpoint: EndpointView): SafeHtml {
+  return endpoint.filter ? html`<pre class="filter"><code>${JSON.stringify(endpoint.filter, null, 2)}</code></pre>` : html`<span class="muted">none: every event chosen</span>`;
+}
+
 /** Where a feed stands: its last event, what its subscriber acknowledged, and how far behind that is. */
 function feedSummary(endpoint: EndpointView, feed: FeedState): SafeHtml {
   const behind = feed.unacknowledgedEvents === 0 ? 'none' : `${feed.unacknowledgedEvents} ${feed.unacknowledgedEvents === 1 ? 'event' : 'events'}`;
@@ -439,7 +444,7 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Ordering</dt><dd>${endpoint.ordering === 'per_record' ? "per record: one record's deliveries at a time, in commit order" : 'none'}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
-        <dt>Filter</dt><dd>${endpoint.filter ? html`<pre class="filter"><code>${JSON.stringify(endpoint.filter, null, 2)}</code></pre>` : html`<span class="muted">none: every event chosen</span>`}</dd>
+        <dt>Filter</dt><dd>${filterSummary(endpoint)}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         ${authenticationSummary(endpoint)}
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
@@ -467,7 +472,7 @@ function feedPage(session: Session, data: EndpointPageData, feed: FeedState, adm
         <dt>Status</dt><dd>${badge(endpoint.status)}</dd>
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
-        <dt>Filter</dt><dd>${endpoint.filter ? html`<pre class="filter"><code>${JSON.stringify(endpoint.filter, null, 2)}</code></pre>` : html`<span class="muted">none: every event chosen</span>`}</dd>
+        <dt>Filter</dt><dd>${filterSummary(endpoint)}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
