@@ -315,6 +315,12 @@ describeInBrowser('console in a browser', () => {
     }, 30_000, 'the event in the feed');
     expect(await page.locator('.summary').innerText()).toContain(`GET /api/v1/webhook-endpoints/${feedId}/feed`);
     await screenshot(page, 'feed');
+
+    // The delivery log shows the feed's lag beside the deliveries.
+    await visit(page, '/console/deliveries');
+    const lag = await page.locator('tr', { hasText: 'On-premises payroll' }).innerText();
+    expect(lag.split('\t').slice(1, 3)).toEqual(['1', '1']);
+    expect(await accessibilityProblems(page)).toEqual([]);
   });
 
   it('revokes the key after confirmation; the next request with it answers 401', async () => {

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../api/context';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../delivery/deliveries-service';
 import { listEndpoints } from '../../delivery/endpoints-service';
+import { feedStates } from '../../delivery/feed-service';
 import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
 import { endpointName, WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
@@ -64,7 +65,13 @@ export function deliveryPages({ deliveryWorkflows, config }: AppDeps): ConsolePa
         const { companyId } = session.user;
         const { items: endpoints } = await listEndpoints(em, companyId, { limit: 100, offset: 0 });
         const { raw, problem, offset, filters } = filtersOf(ctx);
-        const empty = { filters: raw, endpoints, deliveries: [], total: 0, offset: 0, limit: PAGE_SIZE };
+        const feedEndpoints = endpoints.filter((endpoint) => endpoint.delivery === 'feed');
+        const states = await feedStates(em, feedEndpoints.map((endpoint) => endpoint.id));
+        const feeds = feedEndpoints.flatMap((endpoint) => {
+          const state = states.get(endpoint.id);
+          return state ? [{ endpoint, state }] : [];
+        });
+        const empty = { filters: raw, endpoints, feeds, deliveries: [], total: 0, offset: 0, limit: PAGE_SIZE };
         if (problem) return sendPage(ctx, deliveryLogPage(session, { ...empty, error: problem }), 400);
         const { items, total } = await listDeliveries(em, companyId, { limit: PAGE_SIZE, offset }, filters);
         sendPage(ctx, deliveryLogPage(session, { ...empty, deliveries: items, total, offset }));

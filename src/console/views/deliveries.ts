@@ -3,9 +3,10 @@ import type { DeliveryAttempt } from '../../delivery/delivery-attempt.entity';
 import { deliveryTrace, RERUNNABLE_STATUSES } from '../../delivery/deliveries-service';
 import type { WebhookAlert } from '../../delivery/webhook-alert.entity';
 import { type WebhookDelivery, waitingReason } from '../../delivery/webhook-delivery.entity';
+import type { FeedState } from '../../delivery/feed-service';
 import { endpointName, type WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
 import { traceIdOf } from '../../observability/trace-context';
-import { html } from '../html';
+import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, postForm, table, time } from './components';
 import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
@@ -24,6 +25,8 @@ export interface LogPage {
   filters: LogFilters;
   deliveries: (DeliveryView & { endpoint: string })[];
   endpoints: Pick<WebhookEndpoint, 'id' | 'url' | 'status'>[];
+  /** The company's feeds, read by their subscribers rather than delivered: where each stands instead of a delivery row. */
+  feeds: { endpoint: Pick<WebhookEndpoint, 'id' | 'url' | 'description'>; state: FeedState }[];
   total: number;
   offset: number;
   limit: number;
@@ -68,8 +71,24 @@ export function deliveryLogPage(session: Session, page: LogPage): string {
       <nav class="pager" aria-label="Pages of the log">
         ${page.offset > 0 ? pagerLink(f, Math.max(0, page.offset - page.limit), 'Newer deliveries') : ''}
         ${last < page.total ? pagerLink(f, page.offset + page.limit, 'Older deliveries') : ''}
-      </nav>`,
+      </nav>
+      ${page.feeds.length ? feedLagTable(page.feeds) : ''}`,
   });
+}
+
+/** The feeds' lag: what their subscribers have not acknowledged yet, and how old the oldest of it is. */
+function feedLagTable(feeds: LogPage['feeds']): SafeHtml {
+  const rows = feeds.map(
+    ({ endpoint, state }) => html`<tr>
+      <td><a href="/console/endpoints/${endpoint.id}">${endpoint.description ?? endpointName(endpoint)}</a></td>
+      <td>${state.position}</td>
+      <td>${state.unacknowledgedEvents}</td>
+      <td>${state.oldestUnacknowledgedAt ? time(state.oldestUnacknowledgedAt) : html`<span class="muted">none</span>`}</td>
+    </tr>`,
+  );
+  return html`<h2>Feeds</h2>
+    <p>Feeds are read by their subscribers (GET …/feed), not delivered: each one's lag is what its subscriber has not acknowledged yet.</p>
+    ${table('Feeds and their lag', ['Feed', 'Events written', 'Not yet acknowledged', 'Oldest not acknowledged, written'], rows, '')}`;
 }
 
 export interface DeliveryPageData {
