@@ -213,6 +213,23 @@ _ENDPOINT_URL = "https://127.0.0.1:9/fuzz"
 _ENDPOINT_FILTER = {"and": [{"path": "data.id", "exists": True}, {"not": {"path": "event_type", "eq": "fuzz.none"}}]}
 
 
+def _filter_test_body(case):
+    """A valid filter test names one event to try: a body, or the company's latest event of a type (one the seeds made),
+    in turns; which one JSON Schema does not say. Its filter, when it has one, is one the service's check accepts."""
+    body = case.body
+    if case.operation.method.upper() != "POST" or case.operation.path != "/api/v1/webhook-endpoints/{id}/test-filter" or not isinstance(body, dict) or not _positive(case):
+        return
+    if _turn("filter test event") % 2:
+        body.pop("event", None)
+        body["event_type"] = "customer.created"
+    else:
+        body.pop("event_type", None)
+        if not isinstance(body.get("event"), dict):
+            body["event"] = {"event_type": "customer.created", "data": {"id": "fuzz"}}
+    if body.get("filter") is not None:
+        body["filter"] = _ENDPOINT_FILTER
+
+
 def _endpoint_body(case):
     """A valid registration is one kind of endpoint or the other, which one JSON Schema does not say: a feed has no URL,
     authentication, rate limit or ordering per record; a webhook has the test's URL. A filter generated from the schema
@@ -248,6 +265,7 @@ def before_call(context, case, kwargs):
     _unique_idempotency_key(case)
     _refer_to_records(case)
     _endpoint_body(case)
+    _filter_test_body(case)
     secret = _KEY["secret"] if _header(case.headers, "X-API-Key") == _KEY["key"] else None
     body = case.body
     is_json_value = isinstance(body, (dict, list, str, int, float, bool)) or body is None
