@@ -77,6 +77,8 @@ const ORDERING_RECORDS = Math.min(1000, ORDERING_EVENTS);
 const ORDERING_ROUNDS = QUICK ? 1 : 2;
 /** Events through the dispatcher per round and variant of phase 15, to 10 companies' 5 endpoints each; BENCH_FILTER_EVENTS sizes it. */
 const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? (QUICK ? 200 : 2000));
+/** Rounds of each variant: a round is two seconds, which one stall of the machine can halve; a median of many says more. */
+const FILTER_ROUNDS = QUICK ? 4 : 12;
 /** Events phase 16 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
 const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
@@ -498,7 +500,7 @@ async function isolation(servers: Servers, compiled: CompiledProject, dir: strin
  * endpoint against none (the median round of each), and one evaluation of the compiled filter.
  */
 async function filterCost(servers: Servers): Promise<void> {
-  const result = await filterCostPhase(servers.databaseUrl, { companies: 10, endpointsPerCompany: 5, events: FILTER_EVENTS, rounds: 4 });
+  const result = await filterCostPhase(servers.databaseUrl, { companies: 10, endpointsPerCompany: 5, events: FILTER_EVENTS, rounds: FILTER_ROUNDS });
   // The median round of each: on a shared machine one round's rate swings by half, both variants' alike.
   const middle = (filtered: boolean) => {
     const own = result.rounds.filter((r) => r.filtered === filtered);
@@ -508,7 +510,7 @@ async function filterCost(servers: Servers): Promise<void> {
   const describeRound = (r: typeof none) => `${fmt(r.rate)} events/s (${fmt(r.deliveries)} deliveries/s), ${fmt(r.cpu)} µs of its CPU per event`;
   const ratio = filtered.rate / none.rate;
   const rate = (r: (typeof result.rounds)[number]) => r.events / r.seconds;
-  console.log(`14. Rounds in order: ${result.rounds.map((r) => `${r.filtered ? 'filter' : 'none'} ${fmt(rate(r))}/s`).join(', ')}\n`);
+  console.log(`15. Rounds in order: ${result.rounds.map((r) => `${r.filtered ? 'filter' : 'none'} ${fmt(rate(r))}/s`).join(', ')}\n`);
   record({
     work: `15a. Dispatcher fan-out of ${FILTER_EVENTS.toLocaleString('en-US')} events to 10 companies × 5 endpoints: a ${FILTER.and!.length}-condition filter on every endpoint | no filter (median of ${result.settings.rounds} rounds each)`,
     ceiling: describeRound(none),
