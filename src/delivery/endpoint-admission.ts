@@ -147,18 +147,15 @@ export async function closeCircuit(em: EntityManager, settings: AdmissionSetting
   });
 }
 
-/** Every held delivery of the endpoint (it was disabled: each fails at once instead of waiting). */
-export async function allHeld(em: EntityManager, endpointId: string): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null order by created_at, id`, [endpointId]);
-  return rows.map((r) => r.id);
-}
-
-/** The endpoint's held deliveries that wait for `reason`, oldest first. */
-export async function heldFor(em: EntityManager, endpointId: string, reason: HoldReason): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>(`select id from webhook_deliveries where endpoint_id = ? and held_until is not null and held_reason = ? order by created_at, id`, [
-    endpointId,
-    reason,
-  ]);
+/**
+ * The endpoint's held deliveries, oldest first: every one (it was disabled: each fails at once instead of waiting), or
+ * those that wait for `reason`.
+ */
+export async function allHeld(em: EntityManager, endpointId: string, reason?: HoldReason): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from webhook_deliveries where endpoint_id = ? and held_until is not null and (?::text is null or held_reason = ?) order by created_at, id`,
+    [endpointId, reason ?? null, reason ?? null],
+  );
   return rows.map((r) => r.id);
 }
 

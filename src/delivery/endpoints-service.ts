@@ -12,7 +12,7 @@ import type { Actor } from '../domain/accounts/actor';
 import { ApiKey } from '../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../domain/page';
 import type { DeliveryWorkflows } from './delivery-workflows';
-import { type AdmissionSettings, allHeld, closeCircuit, heldFor, wakeHeld } from './endpoint-admission';
+import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
 import { deliveryEnvelope } from './delivery-body';
 import { checkFilter, compileFilter } from './endpoint-filter';
 import { normaliseSubscriptions } from './subscriptions';
@@ -192,7 +192,7 @@ export async function updateEndpoint(
   if (patch.apiKeyId !== undefined) endpoint.apiKey = patch.apiKeyId ? em.getReference(ApiKey, patch.apiKeyId, { wrapped: true }) : null;
   await em.flush();
   if (endpoint.status !== 'active') await releaseWaiting(em, deliveryWorkflows, endpoint.id);
-  else if (unordered) await wakeHeld(em, deliveryWorkflows, endpoint.id, await heldFor(em, endpoint.id, 'awaiting_predecessor'));
+  else if (unordered) await wakeHeld(em, deliveryWorkflows, endpoint.id, await allHeld(em, endpoint.id, 'awaiting_predecessor'));
   return endpoint;
 }
 

@@ -1,4 +1,7 @@
 import { verifyWebhook, WebhookVerificationError } from '@construction-integration/client';
+import { type OutboxDispatcherOptions, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import { createLogger } from '../../src/logger';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import type { ReceivedRequest } from './https-receiver';
 import { waitFor } from './processes';
 import { issueTestKey, request, type Tenant, type TestStack } from './stack';
@@ -6,6 +9,19 @@ import { issueTestKey, request, type Tenant, type TestStack } from './stack';
 /** Another API key of the tenant's company. */
 export async function addApiKey(stack: TestStack, tenant: Tenant, scopes: string[] = ['admin']): Promise<Tenant> {
   return issueTestKey(stack.orm, tenant.companyId, scopes);
+}
+
+/** An outbox dispatcher of a test's own on the stack, with the stack's bounds: polling every 250 ms, no logs. */
+export function dispatcherOptions(stack: TestStack): OutboxDispatcherOptions {
+  return {
+    orm: stack.orm,
+    deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
+    databaseUrl: stack.config.databaseUrl,
+    pollMs: 250,
+    logger: createLogger('silent'),
+    maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
+    maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
+  };
 }
 
 export interface RegisteredEndpoint {

@@ -1,4 +1,4 @@
-import { OutboxDispatcher, deliveryIdFor, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher, deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
 import { createLogger } from '../../src/logger';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';
@@ -6,7 +6,7 @@ import { startWorker } from '../../src/worker/worker';
 import { startReceiver, testCertificate, type TestReceiver } from '../helpers/https-receiver';
 import { spawnEntryPoint, stopProcess, waitFor, workerStarted } from '../helpers/processes';
 import { createTenant, envelope, processEnvOf, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, deliveryIdsOf, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
+import { addApiKey, deliveryIdsOf, dispatcherOptions, registerEndpoint, verifiedAsReceiver, waitForDeliveryStatus } from '../helpers/webhooks';
 
 let seq = 0;
 const employee = () => envelope('employee.created', { emp_number: `CRASH-${++seq}`, name: 'Crash Test', email: 'c@example.com', employee_type: 'office' });
@@ -155,15 +155,3 @@ describe('deliveries survive crashes', () => {
     }
   }, 60_000);
 });
-
-function dispatcherOptions(stack: TestStack) {
-  return {
-    orm: stack.orm,
-    deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
-    databaseUrl: stack.config.databaseUrl,
-    pollMs: 250,
-    logger: createLogger('silent'),
-    maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
-      maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
-  };
-}

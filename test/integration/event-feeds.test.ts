@@ -1,12 +1,12 @@
 import { createLogger } from '../../src/logger';
-import { deliveryIdFor, OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import { deliveryIdFor, OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
 import { raiseFeedLagAlerts } from '../../src/delivery/feed-alerts';
 import { feedCursor } from '../../src/delivery/feed-service';
 import { pruneBatch } from '../../src/domain/retention';
-import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { seedEmployee } from '../helpers/fixtures';
 import { waitFor } from '../helpers/processes';
 import { createTenant, request, startStack, testConfig, type Tenant, type TestStack } from '../helpers/stack';
+import { dispatcherOptions } from '../helpers/webhooks';
 
 /** Feeds (issue 49): an endpoint with "delivery": "feed" whose events are read by cursor. */
 describe('event feeds', () => {
@@ -19,15 +19,7 @@ describe('event feeds', () => {
     // Rate limits a hundred times the spec's: the consumers here read in small pages on purpose.
     stack = await startStack({ worker: false, dispatcher: true, config: await testConfig({ RATE_LIMIT_MULTIPLIER: '100' }) });
     tenant = await createTenant(stack.orm, ['admin']);
-    replica = new OutboxDispatcher({
-      orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
-      databaseUrl: stack.config.databaseUrl,
-      pollMs: 250,
-      logger: createLogger('silent'),
-      maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
-      maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
-    });
+    replica = new OutboxDispatcher(dispatcherOptions(stack));
     await replica.start();
   });
   afterAll(async () => {

@@ -1,10 +1,8 @@
-import { createLogger } from '../../src/logger';
-import { HEALTHY_PIPELINE, OutboxDispatcher, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
-import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
+import { HEALTHY_PIPELINE, OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
-import { addApiKey, registerEndpoint } from '../helpers/webhooks';
+import { addApiKey, dispatcherOptions, registerEndpoint } from '../helpers/webhooks';
 
 /** The outbox dispatcher serves companies in turns: one company's burst does not put another's events at the back. */
 describe('outbox dispatcher fairness', () => {
@@ -17,16 +15,7 @@ describe('outbox dispatcher fairness', () => {
 
   /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
   const quietDispatcher = (options: { companyStartsPerSecond?: number; companyMaxQueued?: number; maxInFlightPerEndpoint?: number } = {}) =>
-    new OutboxDispatcher({
-      orm: stack.orm,
-      deliveryWorkflows: temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues),
-      databaseUrl: stack.config.databaseUrl,
-      pollMs: 60_000,
-      logger: createLogger('silent'),
-      maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
-      maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
-      ...options,
-    });
+    new OutboxDispatcher({ ...dispatcherOptions(stack), pollMs: 60_000, ...options });
 
   const undispatched = async (tenant: Tenant) =>
     Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
