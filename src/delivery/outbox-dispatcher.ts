@@ -111,12 +111,22 @@ const DEFERRING = (endpoint: string) =>
   `exists (select 1 from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now()))`;
 
 /**
- * Claims the next batch of events in one statement: each company with waiting events (found by a loose index scan),
- * its oldest EVENTS_PER_COMPANY (or its share of the batch, when more), taken in turns (every company's first event, then every company's second, and so on; a
- * company's events stay in order), skipping those another dispatcher holds, each with its age and the endpoints it has
- * deliveries for already (it was dispatched in part: a healthy endpoint had no room for it); with the claimed events,
- * their companies' active endpoints (each with its open and busy runs, whether it is in trouble and whether it defers)
- * and (when $4) each company's deliveries waiting in
+ * Whether an event of endpoint `e`'s company waits for its room outside this claim (`claimed`): a fresh event's delivery
+ * to it then waits too, behind the older ones.
+ */
+const WAITED_FOR = `exists (select 1 from outbox_events o where o.company_id = e.company_id and o.dispatched_at is null and o.waits_for is not null
+    and e.id = any(o.waits_for) and o.id not in (select id from claimed))`;
+
+/**
+ * Claims the next batch of events in one statement: each company with undispatched events (found by a loose index
+ * scan), its oldest EVENTS_PER_COMPANY (or its share of the batch, when more) fresh events and of those waiting for a
+ * healthy endpoint's room (`waits_for`) as many as a pipeline has room for ($6: more would be claimed for nothing at
+ * each finished attempt), and as many of those of each endpoint that said it has room ($7), taken in turns (every company's first fresh and first waiting event, then
+ * its second ones, and so on; a company's events stay in order within each kind), skipping those another dispatcher
+ * holds, each with its age and the endpoints it has deliveries for already (it was dispatched in part). A company's
+ * waiting events never fill its claims: one endpoint's full pipeline does not keep a new event for another out.
+ * With the claimed events, their companies' active endpoints (each with its open and busy runs, whether it is in
+ * trouble, whether it defers, and whether events outside the claim wait for it) and (when $4) each company's deliveries waiting in
  * Temporal's queue (started within the last two minutes, an older one's run is gone or the workers are down, and not
  * yet begun: neither held, admitted nor attempted).
  */
@@ -127,14 +137,31 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
      union all
      select (select o.company_id from outbox_events o where o.dispatched_at is null and o.company_id > c.company_id order by o.company_id limit 1)
        from companies c where c.company_id is not null
+   ), share as (
+     select greatest($1, $2 / (select count(*) from companies where company_id is not null)) as events
    ), turns as (
-     select waiting.id, row_number() over (partition by c.company_id order by waiting.created_at, waiting.id) as turn
-       from companies c
+     select o.id, row_number() over (partition by c.company_id, o.waits order by o.created_at, o.id) as turn
+       from companies c cross join share
        cross join lateral (
-         select o.id, o.created_at from outbox_events o
-          where o.dispatched_at is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
-          order by o.created_at, o.id limit greatest($1, $2 / (select count(*) from companies where company_id is not null))
-       ) waiting
+         (select o.id, o.created_at, false as waits from outbox_events o
+           where o.dispatched_at is null and o.waits_for is null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
+           order by o.created_at, o.id limit share.events)
+         union all
+         select w.id, w.created_at, true from (
+           (select o.id, o.created_at from outbox_events o
+             where o.dispatched_at is null and o.waits_for is not null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
+             order by o.created_at, o.id limit least(share.events, $6))
+           union
+           select o.id, o.created_at from webhook_endpoints e
+            cross join lateral (
+              select o.id, o.created_at from outbox_events o
+               where o.dispatched_at is null and o.waits_for is not null and o.company_id = c.company_id and e.id = any(o.waits_for)
+                 and (o.claimed_until is null or o.claimed_until < now())
+               order by o.created_at, o.id limit $6
+            ) o
+            where e.id = any($7::uuid[]) and e.company_id = c.company_id
+         ) w
+       ) o
       where not (c.company_id = any($5::uuid[]))
    ), picked as (
      select o.id from outbox_events o join turns t on t.id = o.id
@@ -142,7 +169,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
       order by t.turn, o.created_at, o.id limit $2 for update of o skip locked
    ), claimed as (
      update outbox_events o set claimed_until = now() + $3 * interval '1 second' from picked where o.id = picked.id
-     returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate, o.record_key, o.record_seq
+     returning o.id, o.company_id, o.event_type, o.data, o.catalog_data, o.origin_api_key_id, o.created_at, o.traceparent, o.tracestate, o.record_key, o.record_seq, o.waits_for
    )
    select
      (select coalesce(json_agg(c order by c.created_at, c.id), '[]') from (
@@ -151,7 +178,8 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
         select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
-               t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy
+               t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy,
+               ${WAITED_FOR} as waited_for
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
           cross join lateral (select ${IN_TROUBLE('f.oldest_ms')} as in_trouble) t
@@ -161,7 +189,8 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
 
 /**
  * Writes the claimed events' deliveries ($1, a JSON array), marks the events dispatched whose deliveries are all written
- * ($3) and lets go of the others ($5), in one statement. Every
+ * ($3) and lets go of the others: those left by their company's bounds as they were ($5), those waiting for healthy
+ * endpoints' room saying which ($6, a JSON array of their ids and `waits_for`), in one statement. Every
  * delivery is written deferred (its run not known to be started); those to start now ($2) with a claim of CLAIM_SECONDS,
  * cleared once their runs are started. A microsecond apart in event order: an endpoint's deliveries are ordered by
  * created_at (held and deferred ones go oldest first), and one statement's now() would leave a batch's in the random
@@ -170,7 +199,10 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
 const WRITE_DELIVERIES = new PreparedStatement(
   'write_outbox_deliveries',
   `with dispatched as (update outbox_events set dispatched_at = now(), claimed_until = null where id = any($3::uuid[])),
-   let_go as (update outbox_events set claimed_until = null where id = any($5::uuid[]))
+   let_go as (update outbox_events set claimed_until = null where id = any($5::uuid[])),
+   waits as (
+     update outbox_events o set claimed_until = null, waits_for = w.waits_for
+       from json_to_recordset($6::json) as w(id uuid, waits_for uuid[]) where o.id = w.id)
    insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, record_key, record_seq, deferred_since, start_claimed_until, created_at, updated_at)
    select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, d.record_key, d.record_seq, now(),
           case when d.id = any($2::uuid[]) then now() + $4 * interval '1 second' end, now() + (d.n - 1) * interval '1 microsecond', now()
@@ -258,6 +290,8 @@ interface EventRow {
   /** The record the event is about and its place among the record's events (src/events/outbox-event.entity.ts). */
   record_key: string | null;
   record_seq: number | null;
+  /** The endpoints whose room it waits for; null while fresh (no dispatcher has left it waiting). */
+  waits_for: string[] | null;
 }
 
 /** A feed has no URL, and never a delivery: it is never in trouble, never busy, never deferring. */
@@ -282,6 +316,8 @@ interface EndpointState {
   stalled: boolean;
   /** BUSY_RUNS, counted for a healthy endpoint only: its pipeline (HEALTHY_PIPELINE) is what it may have. */
   busy: number;
+  /** WAITED_FOR: events outside the claim wait for its room, so a fresh event's delivery waits behind them. */
+  waited_for: boolean;
 }
 
 interface DeferredRow {
@@ -326,7 +362,9 @@ export interface OutboxDispatcherOptions {
  *   there; its deliveries beyond that wait in the outbox with their events (the event's other deliveries are written;
  *   it is dispatched once all are) until it says it has room (outbox_room, when an attempt finishes), so that none of
  *   its runs is held. One that waited over HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is
- *   deferred instead.
+ *   deferred instead. A waiting event says which endpoints it waits for (`waits_for`); a company's claims take its fresh
+ *   and waiting events in turns, so that a new event for another endpoint is written at once, and a fresh event's
+ *   delivery to an endpoint that older events wait for waits behind them.
  * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
  *   occupy it (in flight, held, not yet begun, or retrying while it fails); more of its deliveries are deferred:
  *   written, and started oldest first as it makes room (told by the endpoint_room notification, or seen at the next
@@ -360,6 +398,8 @@ export class OutboxDispatcher {
   private deferredToLookAt = true;
   private stopped = false;
   private readonly filters = new CompiledFilters();
+  /** Endpoints that said they have room (outbox_room) since the last claim: their waiting events are claimed first. */
+  private readonly roomMade = new Set<string>();
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
@@ -411,7 +451,15 @@ export class OutboxDispatcher {
   private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
     const em = this.em();
     const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
-    const [claim] = await CLAIM_EVENTS.rows(em, [EVENTS_PER_COMPANY, BATCH_SIZE, CLAIM_SECONDS, this.queue !== null, `{${sittingOut.join(',')}}`]);
+    const [claim] = await CLAIM_EVENTS.rows(em, [
+      EVENTS_PER_COMPANY,
+      BATCH_SIZE,
+      CLAIM_SECONDS,
+      this.queue !== null,
+      `{${sittingOut.join(',')}}`,
+      HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint,
+      `{${this.takeRoomMade().join(',')}}`,
+    ]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
     if (events.length === 0) return { dispatched: 0, more: false };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
@@ -445,7 +493,9 @@ export class OutboxDispatcher {
       }
     }
     const queued = new Map(claim!.queued.map((row) => [row.company_id, row.queued]));
-    const { fitting, now: startable } = this.startable(deliveries, endpoints, queued);
+    // A fresh event's delivery to an endpoint that older events wait for outside the claim waits behind them.
+    const behindWaiting = (delivery: DeliveryToStart) => eventOf.get(delivery)!.waits_for === null && endpoints.get(delivery.input.endpointId)?.waited_for === true;
+    const { fitting, now: startable } = this.startable(deliveries, endpoints, queued, behindWaiting);
     const chosen = new Set(startable);
     const fits = new Set(fitting);
     // Deliveries its company's bounds left, though their endpoints had room: from the first event with one, the
@@ -472,7 +522,9 @@ export class OutboxDispatcher {
     const waiting = deliveries.filter(
       (delivery) => !fits.has(delivery) && !letGo.has(delivery.eventId!) && isFlowing(endpoints.get(delivery.input.endpointId)) && eventOf.get(delivery)!.age_ms < HEALTHY_WAIT_MS,
     );
-    const waitingEvents = new Set(waiting.map((delivery) => delivery.eventId));
+    const waitsFor = new Map<string, string[]>();
+    for (const delivery of waiting) waitsFor.set(delivery.eventId!, [...(waitsFor.get(delivery.eventId!) ?? []), delivery.input.endpointId]);
+    const waitingEvents = new Set(waitsFor.keys());
     const waits = new Set(waiting);
     const written = deliveries.filter((delivery) => !letGo.has(delivery.eventId!) && !waits.has(delivery));
     const dispatched = events.filter((event) => !letGo.has(event.id) && !waitingEvents.has(event.id));
@@ -486,15 +538,17 @@ export class OutboxDispatcher {
       `{${now.map((d) => d.input.deliveryId).join(',')}}`,
       `{${dispatched.map((e) => e.id).join(',')}}`,
       CLAIM_SECONDS,
-      `{${[...letGo, ...waitingEvents].join(',')}}`,
+      `{${[...letGo].join(',')}}`,
+      JSON.stringify([...waitsFor].map(([id, endpointIds]) => ({ id, waits_for: endpointIds }))),
     ]);
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     const perCompany = new Map<string, number>();
     for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
-    // A batch that wrote nothing found only events waiting for room: the next comes with room, a new event or a poll.
-    const progressed = written.length > 0 || dispatched.length > 0;
+    // A batch that wrote nothing and left no fresh event waiting found only events waiting for room: the next comes
+    // with room, a new event or a poll.
+    const progressed = written.length > 0 || dispatched.length > 0 || events.some((event) => event.waits_for === null && waitingEvents.has(event.id));
     return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
   }
 
@@ -567,12 +621,18 @@ export class OutboxDispatcher {
 
   /**
    * Of a batch's deliveries, in event order, those their endpoints have room for (`fitting`: each endpoint's while it has
-   * room, none behind deferred ones), and of those the ones whose runs may start now, as far as their companies' bounds
+   * room, none behind deferred ones or behind events waiting outside the claim), and of those the ones whose runs may start now, as far as their companies' bounds
    * allow.
    */
-  private startable(deliveries: DeliveryToStart[], endpoints: Map<string, EndpointRow>, queued: Map<string, number>): { fitting: DeliveryToStart[]; now: DeliveryToStart[] } {
+  private startable(
+    deliveries: DeliveryToStart[],
+    endpoints: Map<string, EndpointRow>,
+    queued: Map<string, number>,
+    behindWaiting: (delivery: DeliveryToStart) => boolean,
+  ): { fitting: DeliveryToStart[]; now: DeliveryToStart[] } {
     const room = new Map([...endpoints.values()].map((endpoint) => [endpoint.id, this.roomOf(endpoint)]));
     const fitting = deliveries.filter((delivery) => {
+      if (behindWaiting(delivery)) return false;
       const left = room.get(delivery.input.endpointId) ?? 0;
       // Once an endpoint is out of room, it stays so for the batch: its deliveries keep their order.
       room.set(delivery.input.endpointId, left - 1);
@@ -646,6 +706,12 @@ export class OutboxDispatcher {
     };
   }
 
+  private takeRoomMade(): string[] {
+    const endpointIds = [...this.roomMade];
+    this.roomMade.clear();
+    return endpointIds;
+  }
+
   private em(): EntityManager {
     return this.options.orm.em.fork() as EntityManager;
   }
@@ -717,7 +783,11 @@ export class OutboxDispatcher {
   private async listen(): Promise<void> {
     const listener = new PgClient({ connectionString: this.options.databaseUrl });
     // Room at an endpoint (endpoint_room) is for its deferred deliveries; outbox_room for events that waited for it.
-    listener.on('notification', (message) => (message.channel === 'endpoint_room' ? this.kickDeferred() : this.kick()));
+    listener.on('notification', (message) => {
+      if (message.channel === 'endpoint_room') return this.kickDeferred();
+      if (message.channel === 'outbox_room' && message.payload) this.roomMade.add(message.payload);
+      this.kick();
+    });
     listener.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'outbox listener lost its connection; polling until it is back');
       this.listener = null;

@@ -17,6 +17,16 @@ import { CompanyRecord } from '../domain/company-record';
   expression:
     'create index "outbox_events_undispatched_record_idx" on "outbox_events" ("company_id", "record_key", "record_seq") where "record_key" is not null and "dispatched_at" is null',
 })
+@Index({
+  name: 'outbox_events_fresh_company',
+  expression:
+    'create index "outbox_events_fresh_company" on "outbox_events" ("company_id", "created_at", "id") where "dispatched_at" is null and "waits_for" is null',
+})
+@Index({
+  name: 'outbox_events_waiting_company',
+  expression:
+    'create index "outbox_events_waiting_company" on "outbox_events" ("company_id", "created_at", "id") where "dispatched_at" is null and "waits_for" is not null',
+})
 export class OutboxEvent extends CompanyRecord {
   /** The event's registry key: its shape A name, or its shape B name when only the catalog describes it. */
   @Property({ type: 'text' })
@@ -40,6 +50,14 @@ export class OutboxEvent extends CompanyRecord {
   /** Until when a dispatcher is turning the event into deliveries: another one takes it only after (it may have died). */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   claimedUntil: Opt<Date> | null = null;
+
+  /**
+   * The endpoints whose deliveries of the event wait for their room (healthy endpoints with full pipelines; its other
+   * deliveries are written); null for an event no dispatcher has left waiting. The dispatcher claims a company's fresh
+   * and waiting events in turns (src/delivery/outbox-dispatcher.ts).
+   */
+  @Property({ type: 'uuid[]', nullable: true })
+  waitsFor: Opt<string[]> | null = null;
 
   /**
    * The W3C trace context of the span that made the change (the request's, when traced): its deliveries' runs

@@ -111,6 +111,72 @@ describe('isolation inside a company: dead endpoints do not slow its healthy one
     expect([...healthy.byId.values()].every((count) => count === 1)).toBe(true);
   }, 600_000);
 
+  it("writes a new event for one endpoint at once while another endpoint's backlog waits in the outbox for its room", async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    // A slow endpoint that answers every request, in 400 ms: healthy (its attempts come back within a second), so what
+    // its pipeline has no room for waits in the outbox with its events.
+    const slow = Object.assign(await startReceiver(), { byId: new Map<string, number>() });
+    receivers.push(slow);
+    slow.respondWith((request: ReceivedRequest) => {
+      const webhookId = String(request.headers['x-webhook-id']);
+      slow.byId.set(webhookId, (slow.byId.get(webhookId) ?? 0) + 1);
+      return { status: 200, delayMs: 400 };
+    });
+    const other = Object.assign(await startReceiver(), { byEvent: new Map<string, number>() });
+    receivers.push(other);
+    // Another endpoint, slow too (250 ms): what its own pipeline has no room for waits for its room, not behind the first’s.
+    other.respondWith((request: ReceivedRequest) => {
+      other.byEvent.set((JSON.parse(request.body) as { event_id: string }).event_id, request.receivedAt);
+      return { status: 200, delayMs: 250 };
+    });
+    const slowEndpoint = await registerEndpoint(stack, subscriber.key, { url: slow.url, event_types: ['employee.created'] });
+    await registerEndpoint(stack, subscriber.key, { url: other.url, event_types: ['customer.created'] });
+
+    // 250 records for the slow endpoint, eight senders at once: more than a company's claim of events, all waiting.
+    const erp = inboundSender(stack, company);
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (sent < 250) {
+          sent++;
+          expect((await erp.send('employee.created', employeeData())).status).toBe(200);
+        }
+      }),
+    );
+    const waiting = async () =>
+      Number((await stack.em().execute<{ count: string }[]>('select count(*) as count from outbox_events where company_id = ? and waits_for is not null and dispatched_at is null', [company.companyId]))[0]!.count);
+    await waitFor(async () => (await waiting()) > 100, 10_000, 'over 100 of the company’s events waiting for the slow endpoint’s room');
+
+    // 30 new events for the other endpoint, more than its pipeline (8): the rest wait for its room, beside the first's.
+    const answered = new Map<string, number>();
+    for (let i = 0; i < 30; i++) {
+      const customer = await erp.send('customer.created', { name: `Harbour Holdings ${i}`, type: 'commercial', email: 'info@harbour.example' });
+      expect(customer.status).toBe(200);
+      answered.set(customer.body.event_id, Date.now());
+    }
+    await waitFor(async () => [...answered.keys()].every((id) => other.byEvent.has(id)), 60_000, 'the other endpoint to receive the 30');
+    const latencies = [...answered].map(([id, at]) => other.byEvent.get(id)! - at);
+    const stillWaiting = await waiting();
+    console.log(
+      `30 new events for another endpoint arrived ${Math.min(...latencies)}–${Math.max(...latencies)} ms after their answers, with ${stillWaiting} events still waiting for the slow endpoint`,
+    );
+    // Behind the slow endpoint's waiting events they would have come only once those were fewer than a claim, or
+    // deferred after 10 s.
+    expect(Math.max(...latencies)).toBeLessThan(6_000);
+    expect(stillWaiting).toBeGreaterThan(0);
+
+    // The slow endpoint gets every one of its 250 in its own time, each once.
+    const delivered = async () =>
+      Number(
+        (await stack.em().execute<{ count: string }[]>("select count(*) as count from webhook_deliveries where endpoint_id = ? and status = 'delivered'", [slowEndpoint.id]))[0]!
+          .count,
+      );
+    await waitFor(async () => (await delivered()) === 250, 120_000, 'all 250 of the slow endpoint’s deliveries to be delivered');
+    expect(slow.byId.size).toBe(250);
+    expect([...slow.byId.values()].every((count) => count === 1)).toBe(true);
+  }, 300_000);
+
   it('ends what waits for an endpoint within seconds of its being disabled or deleted, each with its reason', async () => {
     const company = await createTenant(stack.orm, ['admin']);
     const subscriber = await addApiKey(stack, company);

@@ -25,6 +25,7 @@ import { Migration20261205000000EndpointAuthentication } from './Migration202612
 import { Migration20261206000000OrderedDelivery } from './Migration20261206000000OrderedDelivery';
 import { Migration20261207000000FiltersAndOperationalEvents } from './Migration20261207000000FiltersAndOperationalEvents';
 import { Migration20261208000000EventFeeds } from './Migration20261208000000EventFeeds';
+import { Migration20261209000000OutboxWaits } from './Migration20261209000000OutboxWaits';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -54,4 +55,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261206000000OrderedDelivery', class: Migration20261206000000OrderedDelivery },
   { name: 'Migration20261207000000FiltersAndOperationalEvents', class: Migration20261207000000FiltersAndOperationalEvents },
   { name: 'Migration20261208000000EventFeeds', class: Migration20261208000000EventFeeds },
+  { name: 'Migration20261209000000OutboxWaits', class: Migration20261209000000OutboxWaits },
 ];
