@@ -121,7 +121,8 @@ const WAITED_FOR = `exists (select 1 from outbox_events o where o.company_id = e
  * Claims the next batch of events in one statement: each company with undispatched events (found by a loose index
  * scan), its oldest EVENTS_PER_COMPANY (or its share of the batch, when more) fresh events and of those waiting for a
  * healthy endpoint's room (`waits_for`) as many as a pipeline has room for ($6: more would be claimed for nothing at
- * each finished attempt), and as many of those of each endpoint that said it has room ($7), taken in turns (every company's first fresh and first waiting event, then
+ * each finished attempt), and as many of those of each endpoint that said it has room ($7; at a poll, $8, of each
+ * endpoint its events wait for: a wake-up lost to a race with the batch that left them waiting), taken in turns (every company's first fresh and first waiting event, then
  * its second ones, and so on; a company's events stay in order within each kind), skipping those another dispatcher
  * holds, each with its age and the endpoints it has deliveries for already (it was dispatched in part). A company's
  * waiting events never fill its claims: one endpoint's full pipeline does not keep a new event for another out.
@@ -152,14 +153,18 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
              where o.dispatched_at is null and o.waits_for is not null and o.company_id = c.company_id and (o.claimed_until is null or o.claimed_until < now())
              order by o.created_at, o.id limit least(share.events, $6))
            union
-           select o.id, o.created_at from webhook_endpoints e
+           select o.id, o.created_at from (
+              select e.id from webhook_endpoints e where e.id = any($7::uuid[]) and e.company_id = c.company_id
+              union
+              select distinct x.endpoint_id from outbox_events w cross join unnest(w.waits_for) x(endpoint_id)
+               where $8 and w.dispatched_at is null and w.waits_for is not null and w.company_id = c.company_id
+            ) r
             cross join lateral (
               select o.id, o.created_at from outbox_events o
-               where o.dispatched_at is null and o.waits_for is not null and o.company_id = c.company_id and e.id = any(o.waits_for)
+               where o.dispatched_at is null and o.waits_for is not null and o.company_id = c.company_id and r.id = any(o.waits_for)
                  and (o.claimed_until is null or o.claimed_until < now())
                order by o.created_at, o.id limit $6
             ) o
-            where e.id = any($7::uuid[]) and e.company_id = c.company_id
          ) w
        ) o
       where not (c.company_id = any($5::uuid[]))
@@ -400,6 +405,8 @@ export class OutboxDispatcher {
   private readonly filters = new CompiledFilters();
   /** Endpoints that said they have room (outbox_room) since the last claim: their waiting events are claimed first. */
   private readonly roomMade = new Set<string>();
+  /** A poll came since the last claim: the waiting events of every endpoint they wait for are claimed. */
+  private pollDue = false;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
@@ -409,7 +416,10 @@ export class OutboxDispatcher {
   /** Listens for new events and for endpoints making room (NOTIFY) and polls as a fallback, dispatching until stopped. */
   async start(): Promise<void> {
     await this.listen();
-    this.timer = setInterval(() => this.kick(true), this.options.pollMs);
+    this.timer = setInterval(() => {
+      this.pollDue = true;
+      this.kick(true);
+    }, this.options.pollMs);
     this.kick(true);
   }
 
@@ -459,6 +469,7 @@ export class OutboxDispatcher {
       `{${sittingOut.join(',')}}`,
       HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint,
       `{${this.takeRoomMade().join(',')}}`,
+      this.takePoll(),
     ]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
     if (events.length === 0) return { dispatched: 0, more: false };
@@ -544,12 +555,14 @@ export class OutboxDispatcher {
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
-    const perCompany = new Map<string, number>();
-    for (const event of events) perCompany.set(event.company_id, (perCompany.get(event.company_id) ?? 0) + 1);
+    // Fresh events left behind the claim (a company filled its turns of them) are what a next batch would find; the
+    // waiting ones come back with their endpoints' room.
+    const freshOf = new Map<string, number>();
+    for (const event of events) if (event.waits_for === null) freshOf.set(event.company_id, (freshOf.get(event.company_id) ?? 0) + 1);
     // A batch that wrote nothing and left no fresh event waiting found only events waiting for room: the next comes
     // with room, a new event or a poll.
     const progressed = written.length > 0 || dispatched.length > 0 || events.some((event) => event.waits_for === null && waitingEvents.has(event.id));
-    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...perCompany.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
+    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
   }
 
   /**
@@ -704,6 +717,12 @@ export class OutboxDispatcher {
       eventId: row.event_id,
       trace: row.traceparent ? { traceparent: row.traceparent, tracestate: row.tracestate } : null,
     };
+  }
+
+  private takePoll(): boolean {
+    const due = this.pollDue;
+    this.pollDue = false;
+    return due;
   }
 
   private takeRoomMade(): string[] {
