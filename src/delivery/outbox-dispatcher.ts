@@ -119,17 +119,17 @@ const WAITED_FOR = `exists (select 1 from outbox_events o where o.company_id = e
 
 /**
  * Claims the next batch of events in one statement: each company with undispatched events (found by a loose index
- * scan), its oldest EVENTS_PER_COMPANY (or its share of the batch, when more) fresh events and of those waiting for a
+ * scan), its oldest EVENTS_PER_COMPANY (or its share of the batch, when more) fresh events; of those waiting for a
  * healthy endpoint's room (`waits_for`) as many as a pipeline has room for ($6: more would be claimed for nothing at
- * each finished attempt), and as many of those of each endpoint that said it has room ($7; at a poll, $8, of each
- * endpoint its events wait for: a wake-up lost to a race with the batch that left them waiting), taken in turns (every company's first fresh and first waiting event, then
- * its second ones, and so on; a company's events stay in order within each kind), skipping those another dispatcher
- * holds, each with its age and the endpoints it has deliveries for already (it was dispatched in part). A company's
- * waiting events never fill its claims: one endpoint's full pipeline does not keep a new event for another out.
- * With the claimed events, their companies' active endpoints (each with its open and busy runs, whether it is in
- * trouble, whether it defers, and whether events outside the claim wait for it) and (when $4) each company's deliveries waiting in
- * Temporal's queue (started within the last two minutes, an older one's run is gone or the workers are down, and not
- * yet begun: neither held, admitted nor attempted).
+ * each finished attempt), and as many of each endpoint that said it has room ($7; at a poll, $8, of each endpoint its
+ * events wait for: a wake-up lost to a race with the batch that left them waiting). They are taken in turns (every
+ * company's first fresh and first waiting event, then its second ones, and so on; a company's events stay in order
+ * within each kind), skipping those another dispatcher holds, each with its age and the endpoints it has deliveries for
+ * already (it was dispatched in part). A company's waiting events never fill its claims: one endpoint's full pipeline
+ * does not keep a new event for another out. With the claimed events come their companies' active endpoints (each with
+ * its open and busy runs, whether it is in trouble, whether it defers, and whether events outside the claim wait for
+ * it) and (when $4) each company's deliveries waiting in Temporal's queue (started within the last two minutes, an
+ * older one's run is gone or the workers are down, and not yet begun: neither held, admitted nor attempted).
  */
 const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at'> & { created_at: string; age_ms: number; written_to: string[] })[]; endpoints: EndpointRow[]; queued: { company_id: string; queued: number }[] }>(
   'claim_outbox_events',
