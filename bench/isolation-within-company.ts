@@ -39,6 +39,7 @@ const BURST_TYPE = 'customer.updated';
 const BURST_CHUNK = 100;
 
 type Latency = { p50: number; p99: number; max: number };
+type Stages = { dispatch: Latency; toAttempt: Latency };
 
 export interface CompanyIsolationResult {
   quiet: Latency;
@@ -48,9 +49,10 @@ export interface CompanyIsolationResult {
   during: Latency;
   duringSent: number;
   duringReceived: number;
-  /** Where their time went: commit → delivery row written, row → first attempt. */
-  duringDispatch: Latency;
-  duringToAttempt: Latency;
+  /** Where each round's healthy deliveries spent their time: commit → delivery row written, row → first attempt. */
+  quietStages: Stages;
+  duringStages: Stages;
+  afterStages: Stages;
   /** From the burst's first commit until every dead delivery was written. */
   burstSeconds: number;
   /** Then, with the dead endpoints' deliveries deferred, held or hanging. */
@@ -93,7 +95,9 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
 
     // A warm-up, not counted: the endpoint's first deliveries (a new TLS session, code run for the first time) are not its quiet pace.
     await probe.run(settings.probeRate, 2);
+    const quietFrom = Date.now();
     const quiet = await probe.run(settings.probeRate, 3 * settings.probeSeconds);
+    const quietStages = await firstAttemptStages(db, healthyEndpointId, quietFrom, Date.now());
     console.log(`Isolation within a company: quiet commit → receipt p50 ${quiet.latency.p50} / p99 ${quiet.latency.p99} ms (${quiet.received} of ${quiet.sent}).`);
 
     const deadIds: string[] = [];
@@ -152,7 +156,9 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
     const during = probe.committedBetween(burstAt, burstEnd);
     const stages = await firstAttemptStages(db, healthyEndpointId, burstAt, burstEnd);
 
+    const afterFrom = Date.now();
     const after = await probe.run(settings.probeRate, 3 * settings.probeSeconds, settings.timeoutMs);
+    const afterStages = await firstAttemptStages(db, healthyEndpointId, afterFrom, Date.now());
     // The last probe events' dead deliveries are written with their healthy ones: a moment for the count to see them.
     const writtenBy = Date.now() + 10_000;
     state = await deadState();
@@ -170,8 +176,9 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
       during: summary(during.latencies),
       duringSent: during.sent,
       duringReceived: during.latencies.length,
-      duringDispatch: stages.dispatch,
-      duringToAttempt: stages.toAttempt,
+      quietStages,
+      duringStages: stages,
+      afterStages,
       burstSeconds: (burstEnd - burstAt) / 1000,
       after: after.latency,
       afterSent: after.sent,

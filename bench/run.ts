@@ -550,15 +550,18 @@ async function isolationWithinCompany(servers: Servers, compiled: CompiledProjec
       verdict: verdict(p99Ratio <= 2 && received === sent),
     });
   };
+  const stages = ({ dispatch, toAttempt }: (typeof result)['quietStages']) =>
+    `commit → written p50 ${fmt(dispatch.p50)} / p99 ${fmt(dispatch.p99)} ms, written → first attempt p50 ${fmt(toAttempt.p50)} / p99 ${fmt(toAttempt.p99)} ms`;
+  console.log(`13. Isolation within a company, quiet: ${stages(result.quietStages)}.`);
+  againstQuiet('13', `the company commits ${burst} (${fmt(result.burstSeconds)} s)`, result.during, result.duringReceived, result.duringSent, `; ${stages(result.duringStages)}`);
   againstQuiet(
-    '13',
-    `the company commits ${burst} (${fmt(result.burstSeconds)} s)`,
-    result.during,
-    result.duringReceived,
-    result.duringSent,
-    `; commit → written p50 ${fmt(result.duringDispatch.p50)} / p99 ${fmt(result.duringDispatch.p99)} ms, written → first attempt p50 ${fmt(result.duringToAttempt.p50)} / p99 ${fmt(result.duringToAttempt.p99)} ms`,
+    '13a',
+    `its dead endpoints' ${result.deadWritten.toLocaleString('en-US')} deliveries are deferred, held or hanging`,
+    result.after,
+    result.afterReceived,
+    result.afterSent,
+    `; ${stages(result.afterStages)}`,
   );
-  againstQuiet('13a', `its dead endpoints' ${result.deadWritten.toLocaleString('en-US')} deliveries are deferred, held or hanging`, result.after, result.afterReceived, result.afterSent);
   record({
     work: `13b. Isolation within a company: the dead endpoints' deliveries (phase ${fmt(result.seconds)} s)`,
     ceiling: '–',
