@@ -106,14 +106,8 @@ const OPEN_RUNS = (inTrouble: string) => `(
 const QUEUED = (enabled: string, companies: string) => `
   select u.company_id, count(*)::int as queued from (${UNBEGUN(`${enabled} and d.company_id in (${companies})`)}) u group by u.company_id`;
 
-/**
- * Whether an endpoint has deliveries deferred and not being started: new ones wait behind them. Read in the order of the
- * partial index of deferred deliveries: as a bare EXISTS, the planner, counting thousands of deferred rows, scans the
- * table for one, through every other endpoint's rows (the whole table for an endpoint that has none).
- */
-const DEFERRING = (endpoint: string) =>
-  `exists (select 1 from (select 1 from webhook_deliveries d where d.endpoint_id = ${endpoint} and d.deferred_since is not null
-     and (d.start_claimed_until is null or d.start_claimed_until < now()) order by d.created_at, d.id limit 1) deferring)`;
+/** Whether an endpoint has deliveries deferred and not being started: new ones wait behind them (Migration20261209000000OutboxWaits). */
+const DEFERRING = (endpoint: string) => `endpoint_defers(${endpoint})`;
 
 /**
  * Whether an event of endpoint `e`'s company waits for its room outside this claim (`claimed`): a fresh event's delivery

@@ -15,13 +15,17 @@ export class Migration20261209000000OutboxWaits extends Migration {
     this.addSql(
       `create index "outbox_events_waiting_company" on "outbox_events" ("company_id", "created_at", "id") where "dispatched_at" is null and "waits_for" is not null;`,
     );
-    // As in Migration20261204000000EndpointRunBudget, outbox_room told only when an event waits for this endpoint; the
-    // deferred deliveries looked for in their index's order (a bare EXISTS let the planner scan the whole table for an
-    // endpoint that has none, at every finished attempt, once dead endpoints had thousands).
+    // Whether an endpoint has deferred deliveries not being started (new ones wait behind them), asked by the
+    // dispatcher's claims and at every finished attempt. Read in the order of the partial index of deferred deliveries:
+    // as a bare EXISTS the planner, counting thousands of dead endpoints' deferred rows, scanned the whole table for an
+    // endpoint that has none.
+    this.addSql(`create function endpoint_defers(p_endpoint uuid) returns boolean language sql stable as $$
+      select exists (select 1 from (select 1 from webhook_deliveries d where d.endpoint_id = p_endpoint and d.deferred_since is not null
+                       and (d.start_claimed_until is null or d.start_claimed_until < now()) order by d.created_at, d.id limit 1) deferring) $$;`);
+    // As in Migration20261204000000EndpointRunBudget, outbox_room told only when an event waits for this endpoint.
     this.addSql(`create or replace function notify_endpoint_room(p_endpoint uuid) returns void language plpgsql as $$
       begin
-        if exists (select 1 from (select 1 from webhook_deliveries d where d.endpoint_id = p_endpoint and d.deferred_since is not null
-                     and (d.start_claimed_until is null or d.start_claimed_until < now()) order by d.created_at, d.id limit 1) deferring) then
+        if endpoint_defers(p_endpoint) then
           perform pg_notify('endpoint_room', p_endpoint::text);
         end if;
         if exists (select 1 from webhook_endpoints e join outbox_events o on o.company_id = e.company_id and o.dispatched_at is null and o.waits_for is not null
