@@ -4,6 +4,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { Config } from '../config';
 import type { Orm } from '../db/orm';
 import { PreparedStatement } from '../db/prepared-statement';
+import { StatisticsRefresh } from '../db/statistics-refresh';
 import type { EndpointFilter } from '../generated/schemas';
 import type { Logger } from '../logger';
 import type { WorkerMetrics } from '../metrics';
@@ -38,6 +39,13 @@ const HEALTHY_WAIT_MS = 10_000;
  * id is started once).
  */
 const CLAIM_SECONDS = 30;
+/**
+ * The deliveries' statistics are refreshed once a dispatcher wrote this many since the last refresh, and a fifth of the
+ * table: a company's burst to dead endpoints writes thousands of deferred deliveries a second, and the claims' plans
+ * go wrong on the statistics of the table before it (src/db/statistics-refresh.ts).
+ */
+const STATISTICS_AFTER_ROWS = 1000;
+const STATISTICS_AFTER_SHARE = 0.2;
 
 export const deliveryIdFor = (eventId: string, endpointId: string) => uuidv5(`${eventId}/${endpointId}`, DELIVERY_ID_NAMESPACE);
 
@@ -406,10 +414,18 @@ export class OutboxDispatcher {
   private readonly roomMade = new Set<string>();
   /** A poll came since the last claim: the waiting events of every endpoint they wait for are claimed. */
   private pollDue = false;
+  private readonly statistics: StatisticsRefresh;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.rate = options.companyStartsPerSecond ? new CompanyDispatchRate(options.companyStartsPerSecond) : null;
     this.queue = options.companyMaxQueued ? new CompanyQueuedStarts(options.companyMaxQueued) : null;
+    this.statistics = new StatisticsRefresh({
+      table: 'webhook_deliveries',
+      em: () => this.em(),
+      logger: options.logger,
+      minRows: STATISTICS_AFTER_ROWS,
+      share: STATISTICS_AFTER_SHARE,
+    });
   }
 
   /** Listens for new events and for endpoints making room (NOTIFY) and polls as a fallback, dispatching until stopped. */
@@ -428,6 +444,7 @@ export class OutboxDispatcher {
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
     await this.running;
     await this.startingDeferred;
+    await this.statistics.settled();
     await this.listener?.end().catch(() => undefined);
   }
 
@@ -551,6 +568,7 @@ export class OutboxDispatcher {
       `{${[...letGo].join(',')}}`,
       JSON.stringify([...waitsFor].map(([id, endpointIds]) => ({ id, waits_for: endpointIds }))),
     ]);
+    this.statistics.noteWritten(written.length);
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     await this.startRuns(em, now, []);
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');

@@ -1,0 +1,74 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { connectOrm } from '../../src/database';
+import { StatisticsRefresh } from '../../src/db/statistics-refresh';
+import { createLogger } from '../../src/logger';
+import { createTestDatabase } from '../helpers/stack';
+
+/** The planner's statistics of a table a burst grows are refreshed by the writer, not a minute later by autovacuum. */
+describe('statistics refresh', () => {
+  it('analyzes the table once the rows written reach the minimum and the share of the table, not before', async () => {
+    const orm = await connectOrm(await createTestDatabase(), 2);
+    const em = () => orm.em.fork() as EntityManager;
+    try {
+      await em().execute('create table statistics_refresh_probe (id int not null) with (autovacuum_enabled = false)');
+      // reltuples is -1 until the table's first ANALYZE (or VACUUM); autovacuum is not due within the test.
+      const counted = async () => Number((await em().execute<{ n: number }[]>(`select reltuples::float8 as n from pg_class where oid = 'statistics_refresh_probe'::regclass`))[0]!.n);
+      const insert = (rows: number) => em().execute(`insert into statistics_refresh_probe select generate_series(1, ${rows})`);
+      const refresh = new StatisticsRefresh({ table: 'statistics_refresh_probe', em, logger: createLogger('silent'), minRows: 500, share: 0.2 });
+
+      await insert(1000);
+      refresh.noteWritten(400);
+      await refresh.settled();
+      expect(await counted()).toBe(-1);
+      refresh.noteWritten(600);
+      await refresh.settled();
+      expect(await counted()).toBe(1000);
+
+      // 1,000 rows counted: the next refresh is due after max(500, a fifth of 1,000) rows.
+      await insert(4000);
+      refresh.noteWritten(499);
+      await refresh.settled();
+      expect(await counted()).toBe(1000);
+      refresh.noteWritten(1);
+      await refresh.settled();
+      expect(await counted()).toBe(5000);
+
+      // 5,000 counted: a fifth of it, 1,000, is now the larger bound.
+      await insert(1000);
+      refresh.noteWritten(999);
+      await refresh.settled();
+      expect(await counted()).toBe(5000);
+      refresh.noteWritten(1);
+      await refresh.settled();
+      expect(await counted()).toBe(6000);
+    } finally {
+      await orm.close();
+    }
+  });
+
+  it('gives up, without an error, when another session holds the table past the lock timeout', async () => {
+    const orm = await connectOrm(await createTestDatabase(), 3);
+    const em = () => orm.em.fork() as EntityManager;
+    try {
+      await em().execute('create table statistics_refresh_held (id int not null) with (autovacuum_enabled = false)');
+      await em().execute('insert into statistics_refresh_held select generate_series(1, 100)');
+      const refresh = new StatisticsRefresh({ table: 'statistics_refresh_held', em, logger: createLogger('silent'), minRows: 10, share: 0.2 });
+      const holder = em();
+      await holder.transactional(async (tx) => {
+        // SHARE UPDATE EXCLUSIVE is what a running ANALYZE or VACUUM (a replica's, autovacuum's) holds.
+        await tx.execute('lock table statistics_refresh_held in share update exclusive mode');
+        refresh.noteWritten(100);
+        await refresh.settled();
+      });
+      const [row] = await em().execute<{ n: number }[]>(`select reltuples::float8 as n from pg_class where oid = 'statistics_refresh_held'::regclass`);
+      expect(row!.n).toBe(-1);
+      // The next rows written try again.
+      refresh.noteWritten(10);
+      await refresh.settled();
+      const [after] = await em().execute<{ n: number }[]>(`select reltuples::float8 as n from pg_class where oid = 'statistics_refresh_held'::regclass`);
+      expect(after!.n).toBe(100);
+    } finally {
+      await orm.close();
+    }
+  });
+});
