@@ -31,6 +31,13 @@ const STARTS_IN_PARALLEL = 16;
  * being started meanwhile, so that its slots do not wait for a start; more would be held, each a timer and a wake-up.
  */
 export const HEALTHY_PIPELINE = 2;
+/**
+ * A healthy endpoint none of whose deliveries has been delivered yet (new, or never answered) has a pipeline of one run:
+ * until an attempt of its comes back, more runs would only be held at its door, and a company's burst to new endpoints
+ * that then hang or refuse would start a full pipeline to each at once (40 runs to five, their TLS handshakes taking the
+ * machine for 0.4 s while the company's other endpoints waited). Its first delivery opens the whole pipeline.
+ */
+const FIRST_DELIVERY_PIPELINE = 1;
 /** How long a healthy endpoint's delivery may wait in the outbox for its room before it is written deferred. */
 const HEALTHY_WAIT_MS = 10_000;
 /**
@@ -93,6 +100,9 @@ const IN_TROUBLE = (oldestInFlightMs: string) => `(e.failing_since is not null o
  * its company's claims until it counts as in trouble.
  */
 const STALLED_AFTER_MS = 1000;
+
+/** Whether one of an endpoint `e`'s deliveries has been delivered (FIRST_DELIVERY_PIPELINE until then). */
+const HAS_DELIVERED = `exists (select 1 from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'delivered')`;
 
 /** The runs at an endpoint `e`'s door (AT_THE_DOOR) or on their way there: started and not begun yet, or being started. */
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
@@ -191,6 +201,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
      (select coalesce(json_agg(e), '[]') from (
         select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
                t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy,
+               case when t.in_trouble then true else ${HAS_DELIVERED} end as has_delivered,
                ${WAITED_FOR} as waited_for
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
@@ -226,7 +237,8 @@ const WRITE_DELIVERIES = new PreparedStatement(
 /**
  * Claims deferred deliveries to start, in one statement: each endpoint that has some (a loose index scan), as many of
  * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted) and free slots for ($4 attempts in flight at most,
- * less the runs AT_THE_DOOR), skipping those another dispatcher is starting; the deferred deliveries of endpoints no
+ * less the runs AT_THE_DOOR; a healthy endpoint none of whose deliveries has been delivered, $5 less its BUSY_RUNS),
+ * skipping those another dispatcher is starting; the deferred deliveries of endpoints no
  * longer active are cancelled, saying why. The ones claimed are marked held (they waited already), so that they are let
  * through oldest first; as there are slots for them, each is let through in its run's first workflow task, without the
  * wake-up a held run waits for. With them (when $3), their companies' deliveries waiting in Temporal's queue, as
@@ -240,8 +252,10 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
      select (select d.endpoint_id from webhook_deliveries d where d.deferred_since is not null and d.endpoint_id > w.endpoint_id order by d.endpoint_id limit 1)
        from waiting w where w.endpoint_id is not null
    ), endpoints as (
-     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS(IN_TROUBLE(OLDEST_IN_FLIGHT_MS))} as open, ${AT_THE_DOOR('e.id')} as at_door
+     select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS('t.in_trouble')} as open, ${AT_THE_DOOR('e.id')} as at_door,
+            case when t.in_trouble then $4 when ${HAS_DELIVERED} then $4 else $5 - ${BUSY_RUNS} end as first_room
        from webhook_endpoints e join waiting w on w.endpoint_id = e.id
+       cross join lateral (select ${IN_TROUBLE(OLDEST_IN_FLIGHT_MS)} as in_trouble) t
    ), ended as (
      select cancel_deferred_deliveries(e.id) as cancelled from endpoints e where e.status <> 'active'
    ), picked as (
@@ -249,7 +263,7 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
       cross join lateral (
         select d.id from webhook_deliveries d
          where d.endpoint_id = e.id and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now())
-         order by d.created_at, d.id limit greatest(0, least($1 - e.open, $4 - e.at_door)) for update skip locked
+         order by d.created_at, d.id limit greatest(0, least($1 - e.open, $4 - e.at_door, e.first_room)) for update skip locked
       ) d
       where e.status = 'active'
    ), claimed as (
@@ -328,6 +342,8 @@ interface EndpointState {
   stalled: boolean;
   /** BUSY_RUNS, counted for a healthy endpoint only: its pipeline (HEALTHY_PIPELINE) is what it may have. */
   busy: number;
+  /** One of its deliveries has been delivered (HAS_DELIVERED; true for one in trouble, whose budget is what counts). */
+  has_delivered: boolean;
   /** WAITED_FOR: events outside the claim wait for its room, so a fresh event's delivery waits behind them. */
   waited_for: boolean;
 }
@@ -371,10 +387,10 @@ export interface OutboxDispatcherOptions {
  * An event's deliveries are written and their runs started as far as their endpoints and companies have room, so that
  * one endpoint's trouble stays its own (docs/isolation.md):
  * - A healthy endpoint has at most HEALTHY_PIPELINE runs per attempt it may have in flight at its door or on their way
- *   there; its deliveries beyond that wait in the outbox with their events (the event's other deliveries are written;
- *   it is dispatched once all are) until it says it has room (outbox_room, when an attempt finishes), so that none of
- *   its runs is held. One that waited over HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is
- *   deferred instead. A waiting event says which endpoints it waits for (`waits_for`); a company's claims take its fresh
+ *   there (one run until one of its deliveries is delivered: FIRST_DELIVERY_PIPELINE); its deliveries beyond that wait
+ *   in the outbox with their events (the event's other deliveries are written; it is dispatched once all are) until it
+ *   says it has room (outbox_room, when an attempt finishes), so that none of its runs is held. One that waited over
+ *   HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is deferred instead. A waiting event says which endpoints it waits for (`waits_for`); a company's claims take its fresh
  *   and waiting events in turns, so that a new event for another endpoint is written at once, and a fresh event's
  *   delivery to an endpoint that older events wait for waits behind them.
  * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
@@ -459,7 +475,7 @@ export class OutboxDispatcher {
    */
   async startDeferred(): Promise<number> {
     const em = this.em();
-    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null, this.options.maxInFlightPerEndpoint]);
+    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null, this.options.maxInFlightPerEndpoint, FIRST_DELIVERY_PIPELINE]);
     const claimed = claim!.deliveries.map((row) => this.toStart(row, row.url));
     if (claimed.length === 0) return 0;
     const now = this.withinCompanyBounds(claimed, new Map(claim!.queued.map((row) => [row.company_id, row.queued])));
@@ -570,7 +586,9 @@ export class OutboxDispatcher {
     ]);
     this.statistics.noteWritten(written.length);
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
-    await this.startRuns(em, now, []);
+    // Endpoints that answer go first: a company's new or troubled endpoints' runs, started beside them, would hold up
+    // their first workflow tasks on the worker.
+    await this.startRuns(em, now, [], (delivery) => isFlowing(endpoints.get(delivery.input.endpointId)));
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     // Fresh events left behind the claim (a company filled its turns of them) are what a next batch would find; the
     // waiting ones come back with their endpoints' room.
@@ -636,12 +654,16 @@ export class OutboxDispatcher {
   }
 
   /**
-   * The runs an endpoint may get started now: a healthy one what its pipeline has room for (HEALTHY_PIPELINE; an event
-   * waiting in the outbox costs nothing); one in trouble its budget's room; none behind deferred ones.
+   * The runs an endpoint may get started now: a healthy one what its pipeline has room for (HEALTHY_PIPELINE, or
+   * FIRST_DELIVERY_PIPELINE before its first delivery; an event waiting in the outbox costs nothing); one in trouble its
+   * budget's room; none behind deferred ones.
    */
   private roomOf(endpoint: EndpointRow): number {
     if (endpoint.deferring) return 0;
-    if (!endpoint.in_trouble) return Math.max(0, HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint - endpoint.busy);
+    if (!endpoint.in_trouble) {
+      const pipeline = endpoint.has_delivered ? HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint : FIRST_DELIVERY_PIPELINE;
+      return Math.max(0, pipeline - endpoint.busy);
+    }
     return Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open);
   }
 
@@ -708,20 +730,23 @@ export class OutboxDispatcher {
   /**
    * Starts the runs, then marks those started (a run already there counts: another dispatcher started it) and lets go of
    * `notNow` (claimed, but left by their company's bounds); a delivery whose start failed keeps its claim, so that it is
-   * tried again once the claim is over (CLAIM_SECONDS), not at once against a server that refused it. Returns how many
-   * were started.
+   * tried again once the claim is over (CLAIM_SECONDS), not at once against a server that refused it. The runs `first`
+   * picks are started before the others: a run's first workflow task comes back with its start (eager start), and the
+   * worker takes them in turn. Returns how many were started.
    */
-  private async startRuns(em: EntityManager, deliveries: DeliveryToStart[], notNow: DeliveryToStart[]): Promise<number> {
+  private async startRuns(em: EntityManager, deliveries: DeliveryToStart[], notNow: DeliveryToStart[], first: (delivery: DeliveryToStart) => boolean = () => true): Promise<number> {
     if (deliveries.length === 0 && notNow.length === 0) return 0;
     const started: string[] = [];
-    await runInParallel(deliveries, STARTS_IN_PARALLEL, async (delivery) => {
+    const start = async (delivery: DeliveryToStart) => {
       try {
         await this.options.deliveryWorkflows.start(delivery);
         started.push(delivery.input.deliveryId);
       } catch (error) {
         this.options.logger.warn({ err: error, deliveryId: delivery.input.deliveryId }, `could not start a delivery run; it is tried again in ${CLAIM_SECONDS} s`);
       }
-    });
+    };
+    await runInParallel(deliveries.filter(first), STARTS_IN_PARALLEL, start);
+    await runInParallel(deliveries.filter((delivery) => !first(delivery)), STARTS_IN_PARALLEL, start);
     const failed = deliveries.filter((delivery) => !started.includes(delivery.input.deliveryId));
     await STARTED.rows(em, [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`, `{${failed.map((delivery) => delivery.input.deliveryId).join(',')}}`]);
     return started.length;
@@ -841,8 +866,13 @@ export class OutboxDispatcher {
   }
 }
 
-/** Neither in trouble, stalled nor with deferred deliveries: its attempts come back, and its runs go through as they start. */
-const isFlowing = (endpoint: EndpointRow | undefined) => endpoint !== undefined && !endpoint.in_trouble && !endpoint.stalled && !endpoint.deferring;
+/**
+ * Neither in trouble, stalled nor with deferred deliveries, and one of its deliveries has been delivered: its attempts
+ * come back, and its runs go through as they start. What a new endpoint's one run leaves is deferred, not left waiting
+ * in the outbox: until it answers, nothing says its room will come soon.
+ */
+const isFlowing = (endpoint: EndpointRow | undefined) =>
+  endpoint !== undefined && !endpoint.in_trouble && !endpoint.stalled && !endpoint.deferring && endpoint.has_delivered;
 
 /**
  * The endpoints an event goes to: the company's active ones subscribed to it, except those of the API key that made it

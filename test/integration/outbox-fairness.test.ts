@@ -24,7 +24,17 @@ describe('outbox dispatcher fairness', () => {
       (row) => row.emp,
     );
   /**
-   * A busy and a quiet company, each with an endpoint of another key (a key's own changes are not sent back to its
+   * The endpoint answered a webhook.test (POST /webhook-endpoints/{id}/test): it has delivered, so it has its whole
+   * pipeline, not the one run of an endpoint before its first delivery.
+   */
+  const answeredTestEvent = (tenant: Tenant, endpointId: string) =>
+    stack.em().execute(
+      `insert into webhook_deliveries (id, company_id, created_at, updated_at, endpoint_id, event_type, payload, is_test, status, attempt_count, delivered_at)
+       values (gen_random_uuid(), ?, now(), now(), ?, 'webhook.test', '{}', true, 'delivered', 1, now())`,
+      [tenant.companyId, endpointId],
+    );
+  /**
+   * A busy and a quiet company, each with an endpoint of another key that has delivered before (a key's own changes are not sent back to its
    * endpoints), and `busyEvents` employee.created of the busy one (`<prefix>-0`, …) before one of the quiet one. No
    * worker serves this stack's task queues, so the runs started wait and send nothing.
    */
@@ -33,7 +43,8 @@ describe('outbox dispatcher fairness', () => {
     const quiet = await createTenant(stack.orm, ['admin']);
     for (const tenant of [busy, quiet]) {
       const subscriber = await addApiKey(stack, tenant);
-      await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${prefix.toLowerCase()}`, event_types: ['employee.created'] });
+      const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${prefix.toLowerCase()}`, event_types: ['employee.created'] });
+      await answeredTestEvent(tenant, endpoint.id);
     }
     const employee = (tenant: Tenant, n: string) =>
       sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `${prefix}-${n}`, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
@@ -101,7 +112,7 @@ describe('outbox dispatcher fairness', () => {
   it("starts no more of a company's deliveries while its bound of them wait in Temporal's queue; as a worker takes them up, the next follow in order", async () => {
     const { busy, quiet } = await busyAndQuiet('QUEUE', 5);
     const deliveries = (tenant: Tenant) =>
-      stack.em().execute<{ id: string }[]>('select id from webhook_deliveries where company_id = ? order by created_at', [tenant.companyId]).then((rows) => rows.map((r) => r.id));
+      stack.em().execute<{ id: string }[]>('select id from webhook_deliveries where company_id = ? and not is_test order by created_at', [tenant.companyId]).then((rows) => rows.map((r) => r.id));
     // No worker serves this stack's task queues: the runs started stay queued until the test plays the worker's part.
     const dispatcher = quietDispatcher({ companyMaxQueued: 2 });
     const afterRecheck = () => new Promise((resolve) => setTimeout(resolve, 250));
@@ -135,7 +146,7 @@ describe('outbox dispatcher fairness', () => {
     }
   });
 
-  it("keeps a healthy endpoint's deliveries beyond its pipeline in the outbox with their events, while the events' other endpoints get theirs; as its runs begin, the rest follow in order, none twice", async () => {
+  it("keeps a healthy endpoint's deliveries beyond its pipeline (one run until its first delivery, the rest deferred) in the outbox with their events, while the events' other endpoints get theirs; as its runs begin, the rest follow in order, none twice", async () => {
     const company = await createTenant(stack.orm, ['admin']);
     const [first, second] = [await addApiKey(stack, company), await addApiKey(stack, company)];
     const subscribe = async (key: string) => registerEndpoint(stack, key, { url: `https://localhost:${await freePort()}/pipeline`, event_types: ['employee.created'] });
@@ -151,19 +162,47 @@ describe('outbox dispatcher fairness', () => {
     // Two attempts in flight at most: four runs at its door or on their way (no worker serves this stack: they stay there).
     const pipeline = HEALTHY_PIPELINE * 2;
     const dispatcher = quietDispatcher({ maxInFlightPerEndpoint: 2 });
+    // A worker would record these: the run let through (held no more), its attempt and its success.
+    const deliver = (deliveryId: string) =>
+      stack
+        .em()
+        .execute(
+          `update webhook_deliveries set status = 'delivered', attempt_count = 1, delivered_at = now(), last_attempt_at = now(), held_until = null, held_reason = null where id = ?`,
+          [deliveryId],
+        );
     try {
       const busy = await subscribe(first.key);
+      // A new endpoint has one run until one of its deliveries is delivered: nothing says yet that its room comes soon,
+      // so its second delivery is written deferred rather than left waiting in the outbox.
+      const deferred = async () =>
+        (await stack.em().execute<{ deferred: boolean }[]>('select deferred_since is not null as deferred from webhook_deliveries where endpoint_id = ? order by created_at', [busy.id])).map(
+          (row) => row.deferred,
+        );
+      for (const n of ['W0', 'W1']) expect((await employee(n)).status).toBe(200);
+      expect(await dispatcher.dispatchBatch()).toBe(2);
+      const warmUp = await deliveriesOf(busy.id);
+      expect(warmUp.map((d) => d.emp)).toEqual(['PIPE-W0', 'PIPE-W1']);
+      expect(await deferred()).toEqual([false, true]);
+      // Its one run still on its way: the deferred delivery is not started.
+      expect(await dispatcher.startDeferred()).toBe(0);
+      // Delivered: its whole pipeline opens, and the deferred delivery starts.
+      await deliver(warmUp[0]!.id);
+      expect(await dispatcher.startDeferred()).toBe(1);
+      expect(await deferred()).toEqual([false, false]);
+      await deliver(warmUp[1]!.id);
+
       for (let i = 0; i < pipeline; i++) expect((await employee(String(i))).status).toBe(200);
       expect(await dispatcher.dispatchBatch()).toBe(pipeline);
       // Its pipeline full, three more events: the other endpoint gets its deliveries, the busy one's wait with the events.
       const other = await subscribe(second.key);
+      await answeredTestEvent(company, other.id);
       for (let i = pipeline; i < pipeline + 3; i++) expect((await employee(String(i))).status).toBe(200);
       expect(await dispatcher.dispatchBatch()).toBe(0);
       expect(await undispatched(company)).toBe(3);
       expect((await deliveriesOf(other.id)).map((d) => d.emp)).toEqual([0, 1, 2].map((i) => `PIPE-${pipeline + i}`));
-      expect(await deliveriesOf(busy.id)).toHaveLength(pipeline);
+      expect(await deliveriesOf(busy.id)).toHaveLength(2 + pipeline);
       // Two of its runs begin (a worker would record their attempts): two events go, in order; the third waits on.
-      const begun = (await deliveriesOf(busy.id)).slice(0, 2);
+      const begun = (await deliveriesOf(busy.id)).slice(2, 4);
       for (const delivery of begun) {
         await stack.em().execute(
           `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger) values (gen_random_uuid(), ?, now(), now(), ?, 0, 'automatic')`,
@@ -172,7 +211,7 @@ describe('outbox dispatcher fairness', () => {
       }
       expect(await dispatcher.dispatchBatch()).toBe(2);
       expect(await undispatched(company)).toBe(1);
-      expect((await deliveriesOf(busy.id)).map((d) => d.emp)).toEqual(Array.from({ length: pipeline + 2 }, (_, i) => `PIPE-${i}`));
+      expect((await deliveriesOf(busy.id)).map((d) => d.emp)).toEqual(['PIPE-W0', 'PIPE-W1', ...Array.from({ length: pipeline + 2 }, (_, i) => `PIPE-${i}`)]);
       // The other endpoint's deliveries were written once.
       expect(await deliveriesOf(other.id)).toHaveLength(3);
     } finally {
