@@ -110,6 +110,13 @@ export async function filterCostPhase(databaseUrl: string, settings: FilterCostS
     const round = async (filtered: boolean): Promise<FilterRound> => {
       // Each round on empty tables: rows left behind by the one before would slow the next.
       await db.query('truncate webhook_deliveries, outbox_events cascade');
+      // Established endpoints, each with a delivery delivered (a webhook.test): a new one would have one run, the rest of
+      // its deliveries deferred, and the phase measures fan-out to endpoints that take them.
+      await db.query(
+        `insert into webhook_deliveries (id, company_id, created_at, updated_at, endpoint_id, event_type, payload, is_test, status, attempt_count, delivered_at)
+         select gen_random_uuid(), e.company_id, now(), now(), e.id, 'webhook.test', '{}', true, 'delivered', 1, now() from webhook_endpoints e where e.company_id = any($1::uuid[])`,
+        [companies],
+      );
       await db.query('update webhook_endpoints set filter = $1, updated_at = now() where company_id = any($2::uuid[])', [filtered ? JSON.stringify(FILTER) : null, companies]);
       const ids = Array.from({ length: settings.events }, () => uuidv7());
       await db.query(
