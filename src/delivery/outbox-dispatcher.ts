@@ -238,11 +238,10 @@ const WRITE_DELIVERIES = new PreparedStatement(
  * Claims deferred deliveries to start, in one statement: each endpoint that has some (a loose index scan), as many of
  * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted) and free slots for ($4 attempts in flight at most,
  * less the runs AT_THE_DOOR; a healthy endpoint none of whose deliveries has been delivered, $5 less its BUSY_RUNS),
- * skipping those another dispatcher is starting; the deferred deliveries of endpoints no
- * longer active are cancelled, saying why. The ones claimed are marked held (they waited already), so that they are let
- * through oldest first; as there are slots for them, each is let through in its run's first workflow task, without the
- * wake-up a held run waits for. With them (when $3), their companies' deliveries waiting in Temporal's queue, as
- * CLAIM_EVENTS counts them.
+ * skipping those another dispatcher is starting; the deferred deliveries of endpoints no longer active are cancelled,
+ * saying why. The ones claimed are marked held (they waited already), so that they are let through oldest first; as
+ * there are slots for them, each is let through in its run's first workflow task, without the wake-up a held run waits
+ * for. With them (when $3), their companies' deliveries waiting in Temporal's queue, as CLAIM_EVENTS counts them.
  */
 const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancelled: number; queued: { company_id: string; queued: number }[] }>(
   'claim_deferred_deliveries',
@@ -390,9 +389,10 @@ export interface OutboxDispatcherOptions {
  *   there (one run until one of its deliveries is delivered: FIRST_DELIVERY_PIPELINE); its deliveries beyond that wait
  *   in the outbox with their events (the event's other deliveries are written; it is dispatched once all are) until it
  *   says it has room (outbox_room, when an attempt finishes), so that none of its runs is held. One that waited over
- *   HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is deferred instead. A waiting event says which endpoints it waits for (`waits_for`); a company's claims take its fresh
- *   and waiting events in turns, so that a new event for another endpoint is written at once, and a fresh event's
- *   delivery to an endpoint that older events wait for waits behind them.
+ *   HEALTHY_WAIT_MS, or whose endpoint's attempts have stalled (STALLED_AFTER_MS), is deferred instead. A waiting event
+ *   says which endpoints it waits for (`waits_for`); a company's claims take its fresh and waiting events in turns, so
+ *   that a new event for another endpoint is written at once, and a fresh event's delivery to an endpoint that older
+ *   events wait for waits behind them.
  * - An endpoint in trouble (failing, breaker not closed, an attempt hanging) has at most `maxRunsPerEndpoint` runs that
  *   occupy it (in flight, held, not yet begun, or retrying while it fails); more of its deliveries are deferred:
  *   written, and started oldest first as it makes room (told by the endpoint_room notification, or seen at the next
