@@ -292,15 +292,29 @@ const FEED_HELD_RETRY_MS = 100;
 /**
  * The deliveries whose runs were started ($1) are deferred no more; those not started now ($2) are let go, and those
  * whose start failed ($3) keep their claim (tried again once it is over); neither of the two stays marked held, as no
- * run of theirs waits.
+ * run of theirs waits. A started delivery whose run has ended already keeps no hold either: it was claimed again after
+ * its run had started and this statement failed, and its claim's hold would count at its endpoint's door for ever.
+ *
+ * The rows are locked oldest first, the order in which a finishing attempt's settlement wakes held ones (the started
+ * runs' first attempts finish meanwhile, eager start): locked in the order of the ids given, this statement deadlocked
+ * with them, and the runs it failed to mark were claimed again 30 s later.
  */
 const STARTED = new PreparedStatement(
   'started_deliveries',
-  `with let_go as (
-     update webhook_deliveries set start_claimed_until = case when id = any($2::uuid[]) then null else start_claimed_until end, held_until = null, held_reason = null
-      where (id = any($2::uuid[]) or id = any($3::uuid[])) and deferred_since is not null)
-   update webhook_deliveries set deferred_since = null, start_claimed_until = null where id = any($1::uuid[])`,
+  `with locked as (
+     select id from webhook_deliveries where id = any($1::uuid[]) or id = any($2::uuid[]) or id = any($3::uuid[]) order by created_at, id for update
+   ), let_go as (
+     update webhook_deliveries d set start_claimed_until = case when d.id = any($2::uuid[]) then null else d.start_claimed_until end, held_until = null, held_reason = null
+       from locked l where d.id = l.id and (d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.deferred_since is not null)
+   update webhook_deliveries d set deferred_since = null, start_claimed_until = null,
+          held_until = case when d.status in ('delivered', 'failed', 'cancelled') then null else d.held_until end,
+          held_reason = case when d.status in ('delivered', 'failed', 'cancelled') then null else d.held_reason end
+     from locked l where d.id = l.id and d.id = any($1::uuid[])`,
 );
+/** Times the marking of started runs (STARTED) is tried when PostgreSQL breaks a deadlock by failing it. */
+const STARTED_TRIES = 3;
+/** SQLSTATE of a transaction PostgreSQL failed to break a deadlock: nothing of it was written, and it may be run again. */
+const DEADLOCK_DETECTED = '40P01';
 
 interface EventRow {
   id: string;
@@ -748,7 +762,15 @@ export class OutboxDispatcher {
     await runInParallel(deliveries.filter(first), STARTS_IN_PARALLEL, start);
     await runInParallel(deliveries.filter((delivery) => !first(delivery)), STARTS_IN_PARALLEL, start);
     const failed = deliveries.filter((delivery) => !started.includes(delivery.input.deliveryId));
-    await STARTED.rows(em, [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`, `{${failed.map((delivery) => delivery.input.deliveryId).join(',')}}`]);
+    const marks = [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`, `{${failed.map((delivery) => delivery.input.deliveryId).join(',')}}`];
+    for (let tries = 1; ; tries++) {
+      try {
+        await STARTED.rows(em, marks);
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK_DETECTED || tries === STARTED_TRIES) throw error;
+      }
+    }
     return started.length;
   }
 

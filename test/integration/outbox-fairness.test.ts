@@ -218,4 +218,39 @@ describe('outbox dispatcher fairness', () => {
       await dispatcher.stop();
     }
   });
+
+  it('leaves no hold on a deferred delivery claimed again after its run had ended, which would count at its endpoint for ever', async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/ended`, event_types: ['employee.created'] });
+    await answeredTestEvent(company, endpoint.id);
+    const dispatcher = quietDispatcher();
+    try {
+      expect(
+        (await sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: 'ENDED-1', name: 'Ended Run', email: 'ended@example.com', employee_type: 'site_worker' })))
+          .status,
+      ).toBe(200);
+      // Events an earlier test left undispatched may come in the same batch.
+      expect(await dispatcher.dispatchBatch()).toBeGreaterThanOrEqual(1);
+      // As a dispatcher whose marking of the started run failed leaves it: still deferred, its claim over; meanwhile the
+      // run delivered it.
+      const ended = await stack.em().execute<{ id: string }[]>(
+        `update webhook_deliveries set deferred_since = now(), start_claimed_until = null, status = 'delivered', attempt_count = 1, delivered_at = now()
+          where endpoint_id = ? and not is_test returning id`,
+        [endpoint.id],
+      );
+      expect(ended).toHaveLength(1);
+      const delivery = ended[0]!;
+      expect(await dispatcher.startDeferred()).toBeGreaterThanOrEqual(1);
+      const [row] = await stack
+        .em()
+        .execute<{ deferred: boolean; held: boolean; status: string }[]>(
+          'select deferred_since is not null as deferred, held_until is not null or held_reason is not null as held, status from webhook_deliveries where id = ?',
+          [delivery.id],
+        );
+      expect(row).toEqual({ deferred: false, held: false, status: 'delivered' });
+    } finally {
+      await dispatcher.stop();
+    }
+  });
 });

@@ -26,6 +26,7 @@ import { Migration20261206000000OrderedDelivery } from './Migration2026120600000
 import { Migration20261207000000FiltersAndOperationalEvents } from './Migration20261207000000FiltersAndOperationalEvents';
 import { Migration20261208000000EventFeeds } from './Migration20261208000000EventFeeds';
 import { Migration20261209000000OutboxWaits } from './Migration20261209000000OutboxWaits';
+import { Migration20261210000000EndedRunsHoldNothing } from './Migration20261210000000EndedRunsHoldNothing';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -56,4 +57,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261207000000FiltersAndOperationalEvents', class: Migration20261207000000FiltersAndOperationalEvents },
   { name: 'Migration20261208000000EventFeeds', class: Migration20261208000000EventFeeds },
   { name: 'Migration20261209000000OutboxWaits', class: Migration20261209000000OutboxWaits },
+  { name: 'Migration20261210000000EndedRunsHoldNothing', class: Migration20261210000000EndedRunsHoldNothing },
 ];
