@@ -103,6 +103,7 @@ export async function filterCostPhase(databaseUrl: string, settings: FilterCostS
       pollMs: 60_000,
       logger: createLogger('warn'),
       maxRunsPerEndpoint: 1000,
+      maxRunsBeforeFirstDelivery: 1000,
       maxInFlightPerEndpoint: 1000,
     });
     const data = JSON.stringify(exampleData());

@@ -66,6 +66,7 @@ export interface CompanyIsolationResult {
   deadAttempted: number;
   deferredAtEnd: number;
   maxStartedRuns: number;
+  /** A dead endpoint's budget of runs in trouble: never delivered, its budget before its first delivery. */
   runCap: number;
   healthyLost: number;
   healthyDuplicates: number;
@@ -188,7 +189,7 @@ export async function companyIsolationPhase(servers: Servers, compiled: Compiled
       deadAttempted: state.attempted,
       deferredAtEnd: state.deferred,
       maxStartedRuns,
-      runCap: runsPerEndpoint(loadConfig(common).webhooks.admission),
+      runCap: runsPerEndpoint(loadConfig(common).webhooks.admission).maxRunsBeforeFirstDelivery,
       healthyLost: tally.lost,
       healthyDuplicates: tally.duplicates,
       workerRssMb: worker.peakRssMb(),

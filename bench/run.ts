@@ -477,7 +477,7 @@ async function isolation(servers: Servers, compiled: CompiledProject, dir: strin
     result.duringSent,
     `; commit → dispatched p50 ${fmt(result.duringDispatch.p50)} / p99 ${fmt(result.duringDispatch.p99)} ms, dispatched → first attempt p50 ${fmt(result.duringToAttempt.p50)} / p99 ${fmt(result.duringToAttempt.p99)} ms`,
   );
-  againstQuiet('9a', 'are held or hanging', result.held, result.heldReceived, result.heldSent);
+  againstQuiet('9a', 'are deferred, held or hanging', result.held, result.heldReceived, result.heldSent);
   record({
     work: `9b. Isolation: the ${n} after the endpoints came back (${result.openBreakers} of 5 breakers open, ${result.heldAtRecovery} held; ${fmt(result.recoverySeconds)} s waited; phase ${fmt(result.seconds)} s)`,
     ceiling: '–',
@@ -567,7 +567,7 @@ async function isolationWithinCompany(servers: Servers, compiled: CompiledProjec
     ceiling: '–',
     service:
       `${result.deadWritten} of ${result.deadOwed} written, ${result.deferredAtEnd} deferred at the end; ${result.deadAttempted} of 5 endpoints attempted; ` +
-      `at most ${result.maxStartedRuns} runs started on one (its budget ${result.runCap} once it is in trouble: failing, or an attempt in flight over 5 s); ` +
+      `at most ${result.maxStartedRuns} runs started on one (its budget ${result.runCap} in trouble before its first delivery, one more to probe with while its breaker is open and none is held; in trouble: failing, or an attempt in flight over 5 s); ` +
       `healthy endpoint ${result.healthyLost} lost, ${result.healthyDuplicates} received twice`,
     ratio: '–',
     target: 'every delivery written, every endpoint tried, the healthy one received each once',

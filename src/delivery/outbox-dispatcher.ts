@@ -104,6 +104,14 @@ const STALLED_AFTER_MS = 1000;
 /** Whether one of an endpoint `e`'s deliveries has been delivered (FIRST_DELIVERY_PIPELINE until then). */
 const HAS_DELIVERED = `exists (select 1 from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'delivered')`;
 
+/**
+ * Whether an endpoint `e` needs a run to probe with: its breaker is open and no run of its is held. The oldest held run
+ * makes the probe after the cool-down; an endpoint whose budget is all runs waiting for their next retry (every run of a
+ * new endpoint that never answered, whose budget is just what opens its breaker) would otherwise go unprobed until one of
+ * those retries, up to hours away. Its budget is one run more then, its oldest deferred delivery's.
+ */
+const PROBE_WANTED = `(e.circuit_state = 'open' and not exists (select 1 from webhook_deliveries d where d.endpoint_id = e.id and d.held_until is not null))`;
+
 /** The runs at an endpoint `e`'s door (AT_THE_DOOR) or on their way there: started and not begun yet, or being started. */
 const BUSY_RUNS = `(${AT_THE_DOOR('e.id')} + (select count(*) from (${UNBEGUN('d.endpoint_id = e.id')}) u))::int`;
 
@@ -201,7 +209,7 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
      (select coalesce(json_agg(e), '[]') from (
         select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
                t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy,
-               case when t.in_trouble then true else ${HAS_DELIVERED} end as has_delivered,
+               ${HAS_DELIVERED} as has_delivered,
                ${WAITED_FOR} as waited_for
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
@@ -236,12 +244,13 @@ const WRITE_DELIVERIES = new PreparedStatement(
 
 /**
  * Claims deferred deliveries to start, in one statement: each endpoint that has some (a loose index scan), as many of
- * its oldest as it has room for ($1 runs at most, OPEN_RUNS counted) and free slots for ($4 attempts in flight at most,
- * less the runs AT_THE_DOOR; a healthy endpoint none of whose deliveries has been delivered, $5 less its BUSY_RUNS),
- * skipping those another dispatcher is starting; the deferred deliveries of endpoints no longer active are cancelled,
- * saying why. The ones claimed are marked held (they waited already), so that they are let through oldest first; as
- * there are slots for them, each is let through in its run's first workflow task, without the wake-up a held run waits
- * for. With them (when $3), their companies' deliveries waiting in Temporal's queue, as CLAIM_EVENTS counts them.
+ * its oldest as it has room for ($1 runs at most, $6 until one of its deliveries is delivered, one more while it wants a
+ * probe: PROBE_WANTED; OPEN_RUNS counted) and free slots for ($4 attempts in flight at most, less the runs AT_THE_DOOR;
+ * a healthy endpoint none of whose deliveries has been delivered, $5 less its BUSY_RUNS), skipping those another
+ * dispatcher is starting; the deferred deliveries of endpoints no longer active are cancelled, saying why. The ones
+ * claimed are marked held (they waited already), so that they are let through oldest first; as there are slots for
+ * them, each is let through in its run's first workflow task, without the wake-up a held run waits for. With them (when
+ * $3), their companies' deliveries waiting in Temporal's queue, as CLAIM_EVENTS counts them.
  */
 const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancelled: number; queued: { company_id: string; queued: number }[] }>(
   'claim_deferred_deliveries',
@@ -252,9 +261,11 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
        from waiting w where w.endpoint_id is not null
    ), endpoints as (
      select e.id, e.url, e.status, e.circuit_state, ${OPEN_RUNS('t.in_trouble')} as open, ${AT_THE_DOOR('e.id')} as at_door,
-            case when t.in_trouble then $4 when ${HAS_DELIVERED} then $4 else $5 - ${BUSY_RUNS} end as first_room
+            case when h.delivered then $1::int else $6::int end + case when ${PROBE_WANTED} then 1 else 0 end as budget,
+            case when t.in_trouble or h.delivered then $4 else $5 - ${BUSY_RUNS} end as first_room
        from webhook_endpoints e join waiting w on w.endpoint_id = e.id
        cross join lateral (select ${IN_TROUBLE(OLDEST_IN_FLIGHT_MS)} as in_trouble) t
+       cross join lateral (select ${HAS_DELIVERED} as delivered) h
    ), ended as (
      select cancel_deferred_deliveries(e.id) as cancelled from endpoints e where e.status <> 'active'
    ), picked as (
@@ -262,7 +273,7 @@ const CLAIM_DEFERRED = new PreparedStatement<{ deliveries: DeferredRow[]; cancel
       cross join lateral (
         select d.id from webhook_deliveries d
          where d.endpoint_id = e.id and d.deferred_since is not null and (d.start_claimed_until is null or d.start_claimed_until < now())
-         order by d.created_at, d.id limit greatest(0, least($1 - e.open, $4 - e.at_door, e.first_room)) for update skip locked
+         order by d.created_at, d.id limit greatest(0, least(e.budget - e.open, $4 - e.at_door, e.first_room)) for update skip locked
       ) d
       where e.status = 'active'
    ), claimed as (
@@ -355,7 +366,7 @@ interface EndpointState {
   stalled: boolean;
   /** BUSY_RUNS, counted for a healthy endpoint only: its pipeline (HEALTHY_PIPELINE) is what it may have. */
   busy: number;
-  /** One of its deliveries has been delivered (HAS_DELIVERED; true for one in trouble, whose budget is what counts). */
+  /** One of its deliveries has been delivered (HAS_DELIVERED): its full pipeline, or its full budget in trouble. */
   has_delivered: boolean;
   /** WAITED_FOR: events outside the claim wait for its room, so a fresh event's delivery waits behind them. */
   waited_for: boolean;
@@ -379,10 +390,12 @@ export interface OutboxDispatcherOptions {
   pollMs: number;
   logger: Logger;
   /**
-   * Runs one endpoint may have that occupy it (in flight, held, begun or not, retrying while it fails); more of its
-   * deliveries are deferred: written, their runs started as it makes room.
+   * Runs one endpoint in trouble may have that occupy it (in flight, held, begun or not, retrying while it fails); more
+   * of its deliveries are deferred: written, their runs started as it makes room.
    */
   maxRunsPerEndpoint: number;
+  /** The same for one none of whose deliveries has been delivered yet (runsPerEndpoint says why it is fewer). */
+  maxRunsBeforeFirstDelivery: number;
   /** Attempts one endpoint may have in flight (WEBHOOK_ENDPOINT_MAX_IN_FLIGHT): deferred deliveries start into its free slots. */
   maxInFlightPerEndpoint: number;
   /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
@@ -489,7 +502,14 @@ export class OutboxDispatcher {
    */
   async startDeferred(): Promise<number> {
     const em = this.em();
-    const [claim] = await CLAIM_DEFERRED.rows(em, [this.options.maxRunsPerEndpoint, CLAIM_SECONDS, this.queue !== null, this.options.maxInFlightPerEndpoint, FIRST_DELIVERY_PIPELINE]);
+    const [claim] = await CLAIM_DEFERRED.rows(em, [
+      this.options.maxRunsPerEndpoint,
+      CLAIM_SECONDS,
+      this.queue !== null,
+      this.options.maxInFlightPerEndpoint,
+      FIRST_DELIVERY_PIPELINE,
+      this.options.maxRunsBeforeFirstDelivery,
+    ]);
     const claimed = claim!.deliveries.map((row) => this.toStart(row, row.url));
     if (claimed.length === 0) return 0;
     const now = this.withinCompanyBounds(claimed, new Map(claim!.queued.map((row) => [row.company_id, row.queued])));
@@ -678,11 +698,16 @@ export class OutboxDispatcher {
       const pipeline = endpoint.has_delivered ? HEALTHY_PIPELINE * this.options.maxInFlightPerEndpoint : FIRST_DELIVERY_PIPELINE;
       return Math.max(0, pipeline - endpoint.busy);
     }
-    return Math.max(0, this.options.maxRunsPerEndpoint - endpoint.open);
+    return Math.max(0, this.budgetOf(endpoint) - endpoint.open);
+  }
+
+  /** The runs an endpoint in trouble may have that occupy it: fewer until its first delivery (runsPerEndpoint). */
+  private budgetOf(endpoint: EndpointRow): number {
+    return endpoint.has_delivered ? this.options.maxRunsPerEndpoint : this.options.maxRunsBeforeFirstDelivery;
   }
 
   private hadRoom(endpoint: EndpointRow | undefined): boolean {
-    return endpoint !== undefined && endpoint.open < this.options.maxRunsPerEndpoint;
+    return endpoint !== undefined && endpoint.open < this.budgetOf(endpoint);
   }
 
   /**
@@ -943,7 +968,7 @@ export async function startOutboxDispatcher(deps: {
     databaseUrl: deps.config.databaseUrl,
     pollMs: deps.config.outboxPollMs,
     logger: deps.logger,
-    maxRunsPerEndpoint: runsPerEndpoint(deps.config.webhooks.admission),
+    ...runsPerEndpoint(deps.config.webhooks.admission),
     maxInFlightPerEndpoint: deps.config.webhooks.admission.maxInFlight,
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
     companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
@@ -954,8 +979,16 @@ export async function startOutboxDispatcher(deps: {
 }
 
 /**
- * The runs an endpoint may have that occupy it: three for each attempt it may have in flight (one making it, two
- * waiting to), and never fewer than its breaker needs to see fail to open (WEBHOOK_CIRCUIT_FAILURES counts deliveries).
+ * The runs an endpoint in trouble may have that occupy it: three for each attempt it may have in flight (one making it,
+ * two waiting to), and never fewer than its breaker needs to see fail to open (WEBHOOK_CIRCUIT_FAILURES counts
+ * deliveries). Until one of its deliveries has been delivered, just those its breaker needs: nothing says it will take
+ * more, and a company's burst to new endpoints that refuse or hang started a full budget's runs to each in its first
+ * seconds (24 runs to two refusing ones, 36 to three hanging ones), the company's healthy endpoint waiting behind them.
  */
-export const runsPerEndpoint = ({ maxInFlight, failureThreshold }: Pick<Config['webhooks']['admission'], 'maxInFlight' | 'failureThreshold'>) =>
-  Math.max(3 * maxInFlight, failureThreshold);
+export const runsPerEndpoint = ({
+  maxInFlight,
+  failureThreshold,
+}: Pick<Config['webhooks']['admission'], 'maxInFlight' | 'failureThreshold'>): Pick<OutboxDispatcherOptions, 'maxRunsPerEndpoint' | 'maxRunsBeforeFirstDelivery'> => ({
+  maxRunsPerEndpoint: Math.max(3 * maxInFlight, failureThreshold),
+  maxRunsBeforeFirstDelivery: failureThreshold,
+});

@@ -19,7 +19,7 @@ export function dispatcherOptions(stack: TestStack): OutboxDispatcherOptions {
     databaseUrl: stack.config.databaseUrl,
     pollMs: 250,
     logger: createLogger('silent'),
-    maxRunsPerEndpoint: runsPerEndpoint(stack.config.webhooks.admission),
+    ...runsPerEndpoint(stack.config.webhooks.admission),
     maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
   };
 }

@@ -241,19 +241,28 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
     expect(shown.circuit_breaker).toEqual({ state: 'open', failing_deliveries: 5, opened_at: expect.any(String), next_probe_at: expect.any(String) });
     expect(Date.parse(shown.circuit_breaker.next_probe_at) - Date.now()).toBeGreaterThan(500_000);
 
-    // Every delivery has made its retry (those that came back before the breaker opened) or waits behind the breaker.
-    const held = await waitFor(
+    // The endpoint never answered, so it had the runs its breaker needs, five, each of which failed its retry; then
+    // one run more, held by the breaker to make its probe. The other six wait deferred, without a run.
+    const waiting = async () =>
+      stack.em().execute<{ id: string; retried: boolean; held: boolean; deferred: boolean }[]>(
+        `select id, attempt_count > 1 as retried, held_reason = 'circuit_open' as held, deferred_since is not null as deferred
+           from webhook_deliveries where endpoint_id = ? order by created_at, id`,
+        [endpoint.id],
+      );
+    const rows = await waitFor(
       async () => {
-        const rows = await stack.em().execute<{ id: string; held: boolean }[]>(
-          `select id, held_reason = 'circuit_open' as held from webhook_deliveries where endpoint_id = ? and (attempt_count > 1 or held_until is not null)`,
-          [endpoint.id],
-        );
-        return rows.length === 12 ? rows.filter((r) => r.held).map((r) => r.id) : null;
+        const now = await waiting();
+        return now.some((r) => r.held) ? now : null;
       },
       30_000,
-      'every delivery attempted or held',
+      'a run held to probe with',
     );
-    expect(held.length).toBeGreaterThanOrEqual(1);
+    expect(rows.map((r) => (r.retried ? 'retried' : r.held ? 'held' : r.deferred ? 'deferred' : 'other'))).toEqual([
+      ...Array(5).fill('retried'),
+      'held',
+      ...Array(6).fill('deferred'),
+    ]);
+    const held = rows.filter((r) => r.held).map((r) => r.id);
     // The waiting ones are counted in /metrics, and marked in the Temporal UI.
     const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
     expect(metrics).toContain('webhook_endpoint_circuits{state="open"} 1');
@@ -272,7 +281,7 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
     expect((await operator.signIn(user.email, password)).status).toBe(303);
     const page = (await operator.get(`/console/endpoints/${endpoint.id}`)).text;
     expect(page).toContain('<span class="badge badge-open">open</span>');
-    expect(page).toContain(held.length === 1 ? '1 delivery waits for the endpoint' : `${held.length} deliveries wait for the endpoint`);
+    expect(page).toContain('7 deliveries wait for the endpoint');
     expect(page).toContain(`action="/console/endpoints/${endpoint.id}/close-circuit"`);
 
     revived = await startReceiver({ port });
@@ -286,5 +295,9 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
       const { attempts } = await waitForDeliveryStatus(stack, subscriber.key, id, ['delivered']);
       expect(attempts.filter((a: { outcome: string }) => a.outcome === 'succeeded')).toEqual([attempts.at(-1)]);
     }
+    // Its first delivery gives the endpoint its whole budget: the deferred six start at once, not at the retries (2 min).
+    const deferred = rows.filter((r) => r.deferred).map((r) => r.id);
+    const next = await revived.waitForRequests(1 + deferred.length, 15_000);
+    expect(next.slice(1).map((r) => String(r.headers['x-webhook-id'])).sort()).toEqual([...deferred].sort());
   }, 180_000);
 });
