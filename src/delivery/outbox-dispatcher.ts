@@ -324,7 +324,7 @@ const STARTED = new PreparedStatement(
 );
 /** Times the marking of started runs (STARTED) is tried when PostgreSQL breaks a deadlock by failing it. */
 const STARTED_TRIES = 3;
-/** SQLSTATE of a transaction PostgreSQL failed to break a deadlock: nothing of it was written, and it may be run again. */
+/** SQLSTATE of a statement PostgreSQL cancelled to break a deadlock: nothing of it was written, and it may be run again. */
 const DEADLOCK_DETECTED = '40P01';
 
 interface EventRow {
