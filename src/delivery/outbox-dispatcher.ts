@@ -313,13 +313,13 @@ const FEED_HELD_RETRY_MS = 100;
 const STARTED = new PreparedStatement(
   'started_deliveries',
   `with locked as (
-     select id from webhook_deliveries where id = any($1::uuid[]) or id = any($2::uuid[]) or id = any($3::uuid[]) order by created_at, id for update
+     select id, status in ('delivered', 'failed', 'cancelled') as ended from webhook_deliveries
+      where id = any($1::uuid[]) or id = any($2::uuid[]) or id = any($3::uuid[]) order by created_at, id for update
    ), let_go as (
      update webhook_deliveries d set start_claimed_until = case when d.id = any($2::uuid[]) then null else d.start_claimed_until end, held_until = null, held_reason = null
        from locked l where d.id = l.id and (d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.deferred_since is not null)
    update webhook_deliveries d set deferred_since = null, start_claimed_until = null,
-          held_until = case when d.status in ('delivered', 'failed', 'cancelled') then null else d.held_until end,
-          held_reason = case when d.status in ('delivered', 'failed', 'cancelled') then null else d.held_reason end
+          held_until = case when l.ended then null else d.held_until end, held_reason = case when l.ended then null else d.held_reason end
      from locked l where d.id = l.id and d.id = any($1::uuid[])`,
 );
 /** Times the marking of started runs (STARTED) is tried when PostgreSQL breaks a deadlock by failing it. */
