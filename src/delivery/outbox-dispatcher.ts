@@ -306,26 +306,32 @@ const FEED_HELD_RETRY_MS = 100;
  * run of theirs waits. A started delivery whose run has ended already keeps no hold either: it was claimed again after
  * its run had started and this statement failed, and its claim's hold would count at its endpoint's door for ever.
  *
- * The rows are locked oldest first, the order in which a finishing attempt's settlement wakes held ones (the started
- * runs' first attempts finish meanwhile, eager start): locked in the order of the ids given, this statement deadlocked
- * with them, and the runs it failed to mark were claimed again 30 s later.
+ * It marks the rows it can lock at once and returns the others (`busy`), for the caller to mark a moment later. Their
+ * runs' first attempts hold them meanwhile (eager start), and an attempt's settlement locks its endpoint's row and
+ * wakes held deliveries after its own: had this statement waited for a row while holding others, those two (and the
+ * next attempt's admission, waiting for the endpoint's row) could wait for one another, and PostgreSQL would cancel one.
  */
-const STARTED = new PreparedStatement(
+const STARTED = new PreparedStatement<{ busy: string[] }>(
   'started_deliveries',
   `with locked as (
      select id, status in ('delivered', 'failed', 'cancelled') as ended from webhook_deliveries
-      where id = any($1::uuid[]) or id = any($2::uuid[]) or id = any($3::uuid[]) order by created_at, id for update
+      where id = any($1::uuid[]) or id = any($2::uuid[]) or id = any($3::uuid[]) for no key update skip locked
    ), let_go as (
      update webhook_deliveries d set start_claimed_until = case when d.id = any($2::uuid[]) then null else d.start_claimed_until end, held_until = null, held_reason = null
-       from locked l where d.id = l.id and (d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.deferred_since is not null)
-   update webhook_deliveries d set deferred_since = null, start_claimed_until = null,
-          held_until = case when l.ended then null else d.held_until end, held_reason = case when l.ended then null else d.held_reason end
-     from locked l where d.id = l.id and d.id = any($1::uuid[])`,
+       from locked l where d.id = l.id and (d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.deferred_since is not null
+   ), started as (
+     update webhook_deliveries d set deferred_since = null, start_claimed_until = null,
+            held_until = case when l.ended then null else d.held_until end, held_reason = case when l.ended then null else d.held_reason end
+       from locked l where d.id = l.id and d.id = any($1::uuid[]))
+   select coalesce(array_agg(d.id), '{}') as busy from webhook_deliveries d
+    where (d.id = any($1::uuid[]) or d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.id not in (select id from locked)`,
 );
-/** Times the marking of started runs (STARTED) is tried when PostgreSQL breaks a deadlock by failing it. */
-const STARTED_TRIES = 3;
-/** SQLSTATE of a statement PostgreSQL cancelled to break a deadlock: nothing of it was written, and it may be run again. */
-const DEADLOCK_DETECTED = '40P01';
+/**
+ * Rounds of STARTED for rows locked by others, and the pause before each: an attempt's statements hold a row for
+ * milliseconds. Past the last, a row left unmarked is claimed again once its claim is over (CLAIM_SECONDS).
+ */
+const STARTED_ROUNDS = 20;
+const STARTED_PAUSE_MS = 25;
 
 interface EventRow {
   id: string;
@@ -787,14 +793,16 @@ export class OutboxDispatcher {
     await runInParallel(deliveries.filter(first), STARTS_IN_PARALLEL, start);
     await runInParallel(deliveries.filter((delivery) => !first(delivery)), STARTS_IN_PARALLEL, start);
     const failed = deliveries.filter((delivery) => !started.includes(delivery.input.deliveryId));
-    const marks = [`{${started.join(',')}}`, `{${notNow.map((delivery) => delivery.input.deliveryId).join(',')}}`, `{${failed.map((delivery) => delivery.input.deliveryId).join(',')}}`];
-    for (let tries = 1; ; tries++) {
-      try {
-        await STARTED.rows(em, marks);
+    let marks = [started, notNow.map((delivery) => delivery.input.deliveryId), failed.map((delivery) => delivery.input.deliveryId)];
+    for (let round = 1; marks.some((ids) => ids.length > 0); round++) {
+      if (round > STARTED_ROUNDS) {
+        this.options.logger.warn({ deliveryIds: marks.flat() }, `deliveries locked by others could not be marked started; they are claimed again in ${CLAIM_SECONDS} s`);
         break;
-      } catch (error) {
-        if ((error as { code?: string }).code !== DEADLOCK_DETECTED || tries === STARTED_TRIES) throw error;
       }
+      if (round > 1) await new Promise((resolve) => setTimeout(resolve, STARTED_PAUSE_MS));
+      const [row] = await STARTED.rows(em, marks.map((ids) => `{${ids.join(',')}}`));
+      const busy = new Set(row?.busy ?? []);
+      marks = marks.map((ids) => ids.filter((id) => busy.has(id)));
     }
     return started.length;
   }

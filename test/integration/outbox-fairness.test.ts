@@ -1,4 +1,6 @@
+import { Client as PgClient } from 'pg';
 import { HEALTHY_PIPELINE, OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
 import { createTenant, envelope, sendInbound, startStack, type Tenant, type TestStack } from '../helpers/stack';
@@ -215,6 +217,56 @@ describe('outbox dispatcher fairness', () => {
       // The other endpoint's deliveries were written once.
       expect(await deliveriesOf(other.id)).toHaveLength(3);
     } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  it("marks the started runs it can lock at once, and one a run's attempt holds once it is let go: it waits for no row while holding others", async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    const subscriber = await addApiKey(stack, company);
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/locked`, event_types: ['employee.created'] });
+    await answeredTestEvent(company, endpoint.id);
+    for (const n of ['1', '2']) {
+      const sent = await sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: `LOCKED-${n}`, name: 'Locked Run', email: 'locked@example.com', employee_type: 'site_worker' }));
+      expect(sent.status).toBe(200);
+    }
+    await quietDispatcher().dispatchBatch();
+    // Both deferred, their claims over; one's row is locked once its run is started, as its first attempt (eager
+    // start) locks it while it finishes.
+    const deferred = await stack
+      .em()
+      .execute<{ id: string }[]>('update webhook_deliveries set deferred_since = now(), start_claimed_until = null where endpoint_id = ? and not is_test returning id', [endpoint.id]);
+    expect(deferred).toHaveLength(2);
+    const [free, locked] = deferred.map((row) => row.id) as [string, string];
+    const attempt = new PgClient({ connectionString: stack.config.databaseUrl });
+    await attempt.connect();
+    const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
+    const dispatcher = new OutboxDispatcher({
+      ...dispatcherOptions(stack),
+      pollMs: 60_000,
+      deliveryWorkflows: {
+        ...workflows,
+        start: async (delivery) => {
+          const started = await workflows.start(delivery);
+          if (delivery.input.deliveryId === locked) {
+            await attempt.query('begin');
+            await attempt.query('select 1 from webhook_deliveries where id = $1 for update', [locked]);
+          }
+          return started;
+        },
+      },
+    });
+    const deferredNow = async (id: string) =>
+      (await stack.em().execute<{ deferred: boolean }[]>('select deferred_since is not null as deferred from webhook_deliveries where id = ?', [id]))[0]!.deferred;
+    try {
+      const starting = dispatcher.startDeferred();
+      await waitFor(async () => !(await deferredNow(free)), 5_000, 'the free run marked started while the other one is locked');
+      expect(await deferredNow(locked)).toBe(true);
+      await attempt.query('commit');
+      expect(await starting).toBe(2);
+      expect(await deferredNow(locked)).toBe(false);
+    } finally {
+      await attempt.end();
       await dispatcher.stop();
     }
   });
