@@ -219,9 +219,11 @@ const CLAIM_EVENTS = new PreparedStatement<{ events: (Omit<EventRow, 'created_at
 );
 
 /**
- * Writes the claimed events' deliveries ($1, a JSON array), marks the events dispatched whose deliveries are all written
- * ($3) and lets go of the others: those left by their company's bounds as they were ($5), those waiting for healthy
- * endpoints' room saying which ($6, a JSON array of their ids and `waits_for`), in one statement. Every
+ * Writes the claimed events' deliveries ($1, a JSON array; each names its body by its place in $7, a JSON array of the
+ * batch's bodies, one per event and payload shape however many endpoints it goes to: a company's bulk sync to five
+ * endpoints sent, and PostgreSQL parsed, each body five times), marks the events dispatched whose deliveries are all
+ * written ($3) and lets go of the others: those left by their company's bounds as they were ($5), those waiting for
+ * healthy endpoints' room saying which ($6, a JSON array of their ids and `waits_for`), in one statement. Every
  * delivery is written deferred (its run not known to be started); those to start now ($2) with a claim of CLAIM_SECONDS,
  * cleared once their runs are started. A microsecond apart in event order: an endpoint's deliveries are ordered by
  * created_at (held and deferred ones go oldest first), and one statement's now() would leave a batch's in the random
@@ -235,10 +237,11 @@ const WRITE_DELIVERIES = new PreparedStatement(
      update outbox_events o set claimed_until = null, waits_for = w.waits_for
        from json_to_recordset($6::json) as w(id uuid, waits_for uuid[]) where o.id = w.id)
    insert into webhook_deliveries (id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, record_key, record_seq, deferred_since, start_claimed_until, created_at, updated_at)
-   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.traceparent, d.tracestate, d.record_key, d.record_seq, now(),
+   select d.id, d.company_id, d.endpoint_id, d.event_id, d.event_type, b.payload, d.traceparent, d.tracestate, d.record_key, d.record_seq, now(),
           case when d.id = any($2::uuid[]) then now() + $4 * interval '1 second' end, now() + (d.n - 1) * interval '1 microsecond', now()
-     from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, traceparent text, tracestate text, record_key text, record_seq bigint))
-          with ordinality as d(id, company_id, endpoint_id, event_id, event_type, payload, traceparent, tracestate, record_key, record_seq, n)
+     from rows from (json_to_recordset($1::json) as (id uuid, company_id uuid, endpoint_id uuid, event_id uuid, event_type text, body int, traceparent text, tracestate text, record_key text, record_seq bigint))
+          with ordinality as d(id, company_id, endpoint_id, event_id, event_type, body, traceparent, tracestate, record_key, record_seq, n)
+     join rows from (json_array_elements_text($7::json)) with ordinality as b(payload, n) on b.n = d.body
    on conflict (event_id, endpoint_id) do nothing`,
 );
 
@@ -387,6 +390,27 @@ interface DeferredRow {
   traceparent: string | null;
   tracestate: string | null;
   url: string;
+}
+
+/** A batch's delivery bodies for WRITE_DELIVERIES: each made once per event and payload shape, and named by its place. */
+class BatchBodies {
+  readonly payloads: string[] = [];
+  private readonly made = new Map<string, { eventType: string; place: number }>();
+
+  of(event: EventRow, shape: PayloadShape): { eventType: string; place: number } {
+    const key = `${event.id} ${shape}`;
+    let body = this.made.get(key);
+    if (!body) {
+      const { eventType, payload } = deliveryBody(
+        { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
+        shape,
+      );
+      // Counted from 1, as the statement's WITH ORDINALITY counts.
+      body = { eventType, place: this.payloads.push(payload) };
+      this.made.set(key, body);
+    }
+    return body;
+  }
 }
 
 export interface OutboxDispatcherOptions {
@@ -616,13 +640,15 @@ export class OutboxDispatcher {
     // older deferred ones may be startable before that.
     const deferred = written.filter((delivery) => !chosen.has(delivery));
     if (deferred.some((delivery) => this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
+    const bodies = new BatchBodies();
     await WRITE_DELIVERIES.rows(em, [
-      JSON.stringify(written.map((delivery) => this.writtenRow(delivery, eventOf.get(delivery)!, endpoints.get(delivery.input.endpointId)!))),
+      JSON.stringify(written.map((delivery) => this.writtenRow(delivery, eventOf.get(delivery)!, endpoints.get(delivery.input.endpointId)!, bodies))),
       `{${now.map((d) => d.input.deliveryId).join(',')}}`,
       `{${dispatched.map((e) => e.id).join(',')}}`,
       CLAIM_SECONDS,
       `{${[...letGo].join(',')}}`,
       JSON.stringify([...waitsFor].map(([id, endpointIds]) => ({ id, waits_for: endpointIds }))),
+      JSON.stringify(bodies.payloads),
     ]);
     this.statistics.noteWritten(written.length);
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
@@ -641,14 +667,12 @@ export class OutboxDispatcher {
   }
 
   /**
-   * The row of a delivery as WRITE_DELIVERIES takes it, its body in its endpoint's shape; the delivery's run takes the
-   * event type that body names. Made only for the deliveries written: those that wait cost no body.
+   * The row of a delivery as WRITE_DELIVERIES takes it, naming its body in its endpoint's shape among the batch's
+   * `bodies`; the delivery's run takes the event type that body names. Made only for the deliveries written: those that
+   * wait cost no body.
    */
-  private writtenRow(delivery: DeliveryToStart, event: EventRow, endpoint: EndpointRow): Record<string, unknown> {
-    const body = deliveryBody(
-      { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
-      endpoint.payload_shape,
-    );
+  private writtenRow(delivery: DeliveryToStart, event: EventRow, endpoint: EndpointRow, bodies: BatchBodies): Record<string, unknown> {
+    const body = bodies.of(event, endpoint.payload_shape);
     delivery.input = { ...delivery.input, eventType: body.eventType };
     return {
       id: delivery.input.deliveryId,
@@ -656,7 +680,7 @@ export class OutboxDispatcher {
       endpoint_id: endpoint.id,
       event_id: event.id,
       event_type: body.eventType,
-      payload: body.payload,
+      body: body.place,
       traceparent: event.traceparent,
       tracestate: event.tracestate,
       record_key: event.record_key,
