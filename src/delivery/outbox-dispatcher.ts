@@ -333,7 +333,7 @@ const STARTED = new PreparedStatement<{ busy: string[] }>(
  * Rounds of STARTED for rows locked by others, and the pause before each: an attempt's statements hold a row for
  * milliseconds. Past the last, a row left unmarked is claimed again once its claim is over (CLAIM_SECONDS).
  */
-const STARTED_ROUNDS = 20;
+const STARTED_ROUNDS = 40;
 const STARTED_PAUSE_MS = 25;
 
 interface EventRow {
