@@ -1,5 +1,5 @@
 import { Client as PgClient } from 'pg';
-import { HEALTHY_PIPELINE, OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { HEALTHY_PIPELINE, OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/delivery/outbox-dispatcher';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';
@@ -16,7 +16,7 @@ describe('outbox dispatcher fairness', () => {
   afterAll(() => stack.close());
 
   /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
-  const quietDispatcher = (options: { companyStartsPerSecond?: number; companyMaxQueued?: number; maxInFlightPerEndpoint?: number } = {}) =>
+  const quietDispatcher = (options: Partial<Pick<OutboxDispatcherOptions, 'companyStartsPerSecond' | 'companyMaxQueued' | 'maxInFlightPerEndpoint' | 'deliveryWorkflows'>> = {}) =>
     new OutboxDispatcher({ ...dispatcherOptions(stack), pollMs: 60_000, ...options });
 
   const undispatched = async (tenant: Tenant) =>
@@ -35,6 +35,15 @@ describe('outbox dispatcher fairness', () => {
        values (gen_random_uuid(), ?, now(), now(), ?, 'webhook.test', '{}', true, 'delivered', 1, now())`,
       [tenant.companyId, endpointId],
     );
+  /** An endpoint of the company's for employee.created, of another key than the changes' (a key's own are not sent back to its endpoints), that has delivered before. */
+  async function answeringEndpoint(tenant: Tenant, path: string): Promise<{ id: string }> {
+    const subscriber = await addApiKey(stack, tenant);
+    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${path}`, event_types: ['employee.created'] });
+    await answeredTestEvent(tenant, endpoint.id);
+    return endpoint;
+  }
+  const employeeCreated = (tenant: Tenant, empNumber: string) =>
+    sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: empNumber, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
   /**
    * A busy and a quiet company, each with an endpoint of another key that has delivered before (a key's own changes are not sent back to its
    * endpoints), and `busyEvents` employee.created of the busy one (`<prefix>-0`, …) before one of the quiet one. No
@@ -43,15 +52,9 @@ describe('outbox dispatcher fairness', () => {
   async function busyAndQuiet(prefix: string, busyEvents: number): Promise<{ busy: Tenant; quiet: Tenant }> {
     const busy = await createTenant(stack.orm, ['admin']);
     const quiet = await createTenant(stack.orm, ['admin']);
-    for (const tenant of [busy, quiet]) {
-      const subscriber = await addApiKey(stack, tenant);
-      const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${prefix.toLowerCase()}`, event_types: ['employee.created'] });
-      await answeredTestEvent(tenant, endpoint.id);
-    }
-    const employee = (tenant: Tenant, n: string) =>
-      sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `${prefix}-${n}`, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
-    for (let i = 0; i < busyEvents; i++) expect((await employee(busy, String(i))).status).toBe(200);
-    expect((await employee(quiet, 'Q')).status).toBe(200);
+    for (const tenant of [busy, quiet]) await answeringEndpoint(tenant, prefix.toLowerCase());
+    for (let i = 0; i < busyEvents; i++) expect((await employeeCreated(busy, `${prefix}-${i}`)).status).toBe(200);
+    expect((await employeeCreated(quiet, `${prefix}-Q`)).status).toBe(200);
     return { busy, quiet };
   }
 
@@ -60,13 +63,13 @@ describe('outbox dispatcher fairness', () => {
     const quiet = await Promise.all(Array.from({ length: 5 }, () => createTenant(stack.orm, ['admin'])));
     const burst: string[] = [];
     for (let i = 0; i < 45; i++) {
-      const sent = await sendInbound(stack.baseUrl, busy, envelope('employee.created', { emp_number: `FAIR-${i}`, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
+      const sent = await employeeCreated(busy, `FAIR-${i}`);
       expect(sent.status).toBe(200);
       burst.push(sent.body.event_id);
     }
     const late: string[] = [];
     for (const [i, tenant] of quiet.entries()) {
-      late.push((await sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: `FAIR-Q${i}`, name: 'Quiet Worker', email: 'quiet@example.com', employee_type: 'site_worker' }))).body.event_id);
+      late.push((await employeeCreated(tenant, `FAIR-Q${i}`)).body.event_id);
     }
 
     const companies = [busy, ...quiet].map((tenant) => tenant.companyId);
@@ -152,8 +155,7 @@ describe('outbox dispatcher fairness', () => {
     const company = await createTenant(stack.orm, ['admin']);
     const [first, second] = [await addApiKey(stack, company), await addApiKey(stack, company)];
     const subscribe = async (key: string) => registerEndpoint(stack, key, { url: `https://localhost:${await freePort()}/pipeline`, event_types: ['employee.created'] });
-    const employee = (n: string) =>
-      sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: `PIPE-${n}`, name: 'Pipe Worker', email: 'pipe@example.com', employee_type: 'site_worker' }));
+    const employee = (n: string) => employeeCreated(company, `PIPE-${n}`);
     const deliveriesOf = (endpointId: string) =>
       stack
         .em()
@@ -223,13 +225,8 @@ describe('outbox dispatcher fairness', () => {
 
   it("marks the started runs it can lock at once, and one a run's attempt holds once it is let go: it waits for no row while holding others", async () => {
     const company = await createTenant(stack.orm, ['admin']);
-    const subscriber = await addApiKey(stack, company);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/locked`, event_types: ['employee.created'] });
-    await answeredTestEvent(company, endpoint.id);
-    for (const n of ['1', '2']) {
-      const sent = await sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: `LOCKED-${n}`, name: 'Locked Run', email: 'locked@example.com', employee_type: 'site_worker' }));
-      expect(sent.status).toBe(200);
-    }
+    const endpoint = await answeringEndpoint(company, 'locked');
+    for (const n of ['1', '2']) expect((await employeeCreated(company, `LOCKED-${n}`)).status).toBe(200);
     await quietDispatcher().dispatchBatch();
     // Both deferred, their claims over; one's row is locked once its run is started, as its first attempt (eager
     // start) locks it while it finishes.
@@ -241,9 +238,7 @@ describe('outbox dispatcher fairness', () => {
     const attempt = new PgClient({ connectionString: stack.config.databaseUrl });
     await attempt.connect();
     const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
-    const dispatcher = new OutboxDispatcher({
-      ...dispatcherOptions(stack),
-      pollMs: 60_000,
+    const dispatcher = quietDispatcher({
       deliveryWorkflows: {
         ...workflows,
         start: async (delivery) => {
@@ -275,15 +270,10 @@ describe('outbox dispatcher fairness', () => {
 
   it('leaves no hold on a deferred delivery claimed again after its run had ended, which would count at its endpoint for ever', async () => {
     const company = await createTenant(stack.orm, ['admin']);
-    const subscriber = await addApiKey(stack, company);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/ended`, event_types: ['employee.created'] });
-    await answeredTestEvent(company, endpoint.id);
+    const endpoint = await answeringEndpoint(company, 'ended');
     const dispatcher = quietDispatcher();
     try {
-      expect(
-        (await sendInbound(stack.baseUrl, company, envelope('employee.created', { emp_number: 'ENDED-1', name: 'Ended Run', email: 'ended@example.com', employee_type: 'site_worker' })))
-          .status,
-      ).toBe(200);
+      expect((await employeeCreated(company, 'ENDED-1')).status).toBe(200);
       // Events an earlier test left undispatched may come in the same batch.
       expect(await dispatcher.dispatchBatch()).toBeGreaterThanOrEqual(1);
       // As a dispatcher whose marking of the started run failed leaves it: still deferred, its claim over; meanwhile the
