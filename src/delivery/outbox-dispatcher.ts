@@ -521,9 +521,11 @@ export class OutboxDispatcher {
     await this.listener?.end().catch(() => undefined);
   }
 
-  /** Dispatches one batch of undispatched events; returns how many were dispatched. */
+  /** Dispatches one batch of undispatched events and starts its runs; returns how many events were dispatched. */
   async dispatchBatch(): Promise<number> {
-    return (await this.dispatchNext()).dispatched;
+    const { dispatched, starts } = await this.dispatchNext(Promise.resolve());
+    await starts;
+    return dispatched;
   }
 
   /**
@@ -552,9 +554,12 @@ export class OutboxDispatcher {
 
   /**
    * One batch of events; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled
-   * its turns).
+   * its turns). Its runs are started once the batch before's are (`startsBefore`), and `starts` is that work: the next
+   * batch is claimed and written meanwhile, so that an event committed while a batch's runs start (a burst's first
+   * runs to new endpoints take tens of milliseconds) does not wait for them. Runs being started count at their
+   * endpoints' doors from the moment they are written (start_claimed_until), so the next claim sees them.
    */
-  private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
+  private async dispatchNext(startsBefore: Promise<void>): Promise<{ dispatched: number; more: boolean; starts: Promise<void> }> {
     const em = this.em();
     const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
     const [claim] = await CLAIM_EVENTS.rows(em, [
@@ -568,7 +573,7 @@ export class OutboxDispatcher {
       this.takePoll(),
     ]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
-    if (events.length === 0) return { dispatched: 0, more: false };
+    if (events.length === 0) return { dispatched: 0, more: false, starts: startsBefore };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
     // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
@@ -653,8 +658,14 @@ export class OutboxDispatcher {
     this.statistics.noteWritten(written.length);
     for (const event of dispatched) for (const endpointId of filteredOut.get(event.id) ?? []) this.options.metrics?.eventsFilteredOut.inc({ endpoint_id: endpointId });
     // Endpoints that answer go first: a company's new or troubled endpoints' runs, started beside them, would hold up
-    // their first workflow tasks on the worker.
-    await this.startRuns(em, now, [], (delivery) => isFlowing(endpoints.get(delivery.input.endpointId)));
+    // their first workflow tasks on the worker. A failure is logged here: the next batch goes on, and a delivery whose
+    // start or marking failed keeps its claim, to be taken up again when it ends.
+    const starts = startsBefore
+      .then(() => this.startRuns(em, now, [], (delivery) => isFlowing(endpoints.get(delivery.input.endpointId))))
+      .then(
+        () => undefined,
+        (error: unknown) => this.options.logger.error({ err: error }, `marking started runs failed; their deliveries are claimed again in ${CLAIM_SECONDS} s`),
+      );
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     // Fresh events left behind the claim (a company filled its turns of them) are what a next batch would find; the
     // waiting ones come back with their endpoints' room.
@@ -663,7 +674,7 @@ export class OutboxDispatcher {
     // A batch that wrote nothing and left no fresh event waiting found only events waiting for room: the next comes
     // with room, a new event or a poll.
     const progressed = written.length > 0 || dispatched.length > 0 || events.some((event) => event.waits_for === null && waitingEvents.has(event.id));
-    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY)) };
+    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY)), starts };
   }
 
   /**
@@ -870,13 +881,16 @@ export class OutboxDispatcher {
     this.running = (async () => {
       do {
         this.again = false;
+        // One batch's runs are started while the next batch is claimed and written (dispatchNext); never more.
+        let starts: Promise<void> = Promise.resolve();
         try {
           // While a batch may have left events behind for lack of room; events committed meanwhile kick again.
           let more = true;
-          while (!this.stopped && more) ({ more } = await this.dispatchNext());
+          while (!this.stopped && more) ({ more, starts } = await this.dispatchNext(starts));
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
+        await starts;
         // Companies that sat out come back as soon as they may start more, not at the next poll.
         this.resumeLater();
         if (this.deferredToLookAt) this.kickDeferred();
