@@ -477,6 +477,8 @@ export class OutboxDispatcher {
   private running: Promise<void> | null = null;
   private again = false;
   private startingDeferred: Promise<void> | null = null;
+  /** The last batch's runs being started (dispatchNext): the next batch starts its own once they are. */
+  private starts: Promise<void> = Promise.resolve();
   /** Events were held back from a feed behind another dispatcher's: claimed again in FEED_HELD_RETRY_MS. */
   private feedHeldBack = false;
   /** Deferred deliveries may be startable: this dispatcher deferred some, an endpoint made room, or a poll came. */
@@ -516,6 +518,7 @@ export class OutboxDispatcher {
     if (this.timer) clearInterval(this.timer);
     if (this.resumeTimer) clearTimeout(this.resumeTimer);
     await this.running;
+    await this.starts;
     await this.startingDeferred;
     await this.statistics.settled();
     await this.listener?.end().catch(() => undefined);
@@ -523,7 +526,8 @@ export class OutboxDispatcher {
 
   /** Dispatches one batch of undispatched events and starts its runs; returns how many events were dispatched. */
   async dispatchBatch(): Promise<number> {
-    const { dispatched, starts } = await this.dispatchNext(Promise.resolve());
+    const { dispatched, starts } = await this.dispatchNext(this.starts);
+    this.starts = starts;
     await starts;
     return dispatched;
   }
@@ -554,10 +558,12 @@ export class OutboxDispatcher {
 
   /**
    * One batch of events; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled
-   * its turns). Its runs are started once the batch before's are (`startsBefore`), and `starts` is that work: the next
-   * batch is claimed and written meanwhile, so that an event committed while a batch's runs start (a burst's first
-   * runs to new endpoints take tens of milliseconds) does not wait for them. Runs being started count at their
-   * endpoints' doors from the moment they are written (start_claimed_until), so the next claim sees them.
+   * its turns). Its runs are started once the batch before's are (`startsBefore`), and `starts` is that work. A batch
+   * that starts runs to new or troubled endpoints (a burst's first runs to endpoints that hang or refuse take tens of
+   * milliseconds to start) returns before they are started: the next batch is claimed and written meanwhile, so that an
+   * event committed then does not wait for them. Runs being started count at their endpoints' doors from the moment
+   * they are written (start_claimed_until), so the next claim sees them. A batch of runs to endpoints that answer only
+   * returns once they are started: a steady stream of events to them is then claimed a few at a time, not one a batch.
    */
   private async dispatchNext(startsBefore: Promise<void>): Promise<{ dispatched: number; more: boolean; starts: Promise<void> }> {
     const em = this.em();
@@ -660,12 +666,14 @@ export class OutboxDispatcher {
     // Endpoints that answer go first: a company's new or troubled endpoints' runs, started beside them, would hold up
     // their first workflow tasks on the worker. A failure is logged here: the next batch goes on, and a delivery whose
     // start or marking failed keeps its claim, to be taken up again when it ends.
+    const flowing = (delivery: DeliveryToStart) => isFlowing(endpoints.get(delivery.input.endpointId));
     const starts = startsBefore
-      .then(() => this.startRuns(em, now, [], (delivery) => isFlowing(endpoints.get(delivery.input.endpointId))))
+      .then(() => this.startRuns(em, now, [], flowing))
       .then(
         () => undefined,
         (error: unknown) => this.options.logger.error({ err: error }, `marking started runs failed; their deliveries are claimed again in ${CLAIM_SECONDS} s`),
       );
+    if (now.length > 0 && now.every(flowing)) await starts;
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     // Fresh events left behind the claim (a company filled its turns of them) are what a next batch would find; the
     // waiting ones come back with their endpoints' room.
@@ -881,16 +889,13 @@ export class OutboxDispatcher {
     this.running = (async () => {
       do {
         this.again = false;
-        // One batch's runs are started while the next batch is claimed and written (dispatchNext); never more.
-        let starts: Promise<void> = Promise.resolve();
         try {
           // While a batch may have left events behind for lack of room; events committed meanwhile kick again.
           let more = true;
-          while (!this.stopped && more) ({ more, starts } = await this.dispatchNext(starts));
+          while (!this.stopped && more) ({ more, starts: this.starts } = await this.dispatchNext(this.starts));
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
-        await starts;
         // Companies that sat out come back as soon as they may start more, not at the next poll.
         this.resumeLater();
         if (this.deferredToLookAt) this.kickDeferred();

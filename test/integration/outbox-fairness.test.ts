@@ -268,6 +268,57 @@ describe('outbox dispatcher fairness', () => {
     }
   });
 
+  it("claims and writes the next events while a batch's runs to a new endpoint are being started, and marks them once they are", async () => {
+    const company = await createTenant(stack.orm, ['admin']);
+    // None of its deliveries delivered yet: a pipeline of one run, what it leaves deferred.
+    const endpoint = await registerEndpoint(stack, (await addApiKey(stack, company)).key, { url: `https://localhost:${await freePort()}/pipelined`, event_types: ['employee.created'] });
+    const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The endpoint's runs whose starts were asked for; the first is held up until released.
+    const asked: string[] = [];
+    const dispatcher = quietDispatcher({
+      deliveryWorkflows: {
+        ...workflows,
+        start: async (delivery) => {
+          if (delivery.input.endpointId === endpoint.id && asked.push(delivery.input.deliveryId) === 1) await released;
+          return workflows.start(delivery);
+        },
+      },
+    });
+    const deliveries = () =>
+      stack
+        .em()
+        .execute<{ emp: string; starting: boolean; deferred: boolean }[]>(
+          `select o.data->>'emp_number' as emp, d.start_claimed_until is not null as starting, d.deferred_since is not null as deferred
+             from webhook_deliveries d join outbox_events o on o.id = d.event_id where d.endpoint_id = ? order by o.created_at`,
+          [endpoint.id],
+        );
+    try {
+      expect((await employeeCreated(company, 'PIPELINED-1')).status).toBe(200);
+      await dispatcher.start();
+      await waitFor(async () => asked.length === 1, 10_000, "the first run's start");
+      expect((await employeeCreated(company, 'PIPELINED-2')).status).toBe(200);
+      // Written while the first run's start is held up (that delivery deferred until its run is marked started): deferred,
+      // as the endpoint's one run is taken.
+      await waitFor(async () => (await deliveries()).length === 2, 10_000, "the second event's delivery");
+      expect(await deliveries()).toEqual([
+        { emp: 'PIPELINED-1', starting: true, deferred: true },
+        { emp: 'PIPELINED-2', starting: false, deferred: true },
+      ]);
+      expect(asked).toHaveLength(1);
+      release();
+      await waitFor(async () => !(await deliveries())[0]!.starting, 10_000, 'the first run marked started');
+      expect(await deliveries()).toEqual([
+        { emp: 'PIPELINED-1', starting: false, deferred: false },
+        { emp: 'PIPELINED-2', starting: false, deferred: true },
+      ]);
+    } finally {
+      release();
+      await dispatcher.stop();
+    }
+  });
+
   it('leaves no hold on a deferred delivery claimed again after its run had ended, which would count at its endpoint for ever', async () => {
     const company = await createTenant(stack.orm, ['admin']);
     const endpoint = await answeringEndpoint(company, 'ended');
