@@ -567,7 +567,7 @@ export class OutboxDispatcher {
    */
   private async dispatchNext(startsBefore: Promise<void>): Promise<{ dispatched: number; more: boolean; starts: Promise<void> }> {
     const em = this.em();
-    const sittingOut = [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
+    const sittingOut = this.sittingOut();
     const [claim] = await CLAIM_EVENTS.rows(em, [
       EVENTS_PER_COMPANY,
       BATCH_SIZE,
@@ -579,7 +579,7 @@ export class OutboxDispatcher {
       this.takePoll(),
     ]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
-    if (events.length === 0) return { dispatched: 0, more: false, starts: startsBefore };
+    if (events.length === 0) return { dispatched: 0, more: this.cameBack(sittingOut), starts: startsBefore };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
     // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
@@ -682,7 +682,22 @@ export class OutboxDispatcher {
     // A batch that wrote nothing and left no fresh event waiting found only events waiting for room: the next comes
     // with room, a new event or a poll.
     const progressed = written.length > 0 || dispatched.length > 0 || events.some((event) => event.waits_for === null && waitingEvents.has(event.id));
-    return { dispatched: dispatched.length, more: progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY)), starts };
+    const more = progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY));
+    return { dispatched: dispatched.length, more: more || this.cameBack(sittingOut), starts };
+  }
+
+  /** Companies that sit out of the next claim: their start rate spent, or their deliveries queued in Temporal at its bound. */
+  private sittingOut(): string[] {
+    return [...(this.rate?.exhausted() ?? []), ...(this.queue?.full() ?? [])];
+  }
+
+  /**
+   * Whether a company that sat out of a claim (`satOut`) may take part already: its wait ended while the claim ran. The
+   * timer that was to bring it back has fired then (a timer may fire a moment early), and none would be set again.
+   */
+  private cameBack(satOut: string[]): boolean {
+    const stillOut = new Set(this.sittingOut());
+    return satOut.some((companyId) => !stillOut.has(companyId));
   }
 
   /**
