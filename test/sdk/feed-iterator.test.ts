@@ -1,5 +1,6 @@
 import { createClient, type FeedEvent } from '@construction-integration/client';
 import { seedEmployee } from '../helpers/fixtures';
+import { waitFor } from '../helpers/processes';
 import { createTenant, startStack, type Tenant, type TestStack } from '../helpers/stack';
 
 /** The client SDK's feed iterator (sdk/typescript, as built) against the service: long-polling and acknowledging. */
@@ -33,6 +34,9 @@ describe('client SDK feed iterator', () => {
     }
     await writing;
     expect(seen).toEqual(['SDK-1', 'SDK-2', 'SDK-3']);
+    // The last changes are committed; the dispatcher writes them to the feed a moment later.
+    const inFeed = async () => Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from webhook_feed_events where endpoint_id = ?', [feed.id]))[0]!.n);
+    await waitFor(async () => (await inFeed()) === 5, 10_000, 'the five changes in the feed');
     const state = (await client().get('/webhook-endpoints/{id}', { params: { path: { id: feed.id } } })).feed!;
     expect(state.unacknowledged_events).toBe(3);
 
