@@ -12,7 +12,7 @@ import { endpointAbout } from '../events/registry';
 import type { DeliveryToStart, DeliveryWorkflows } from './delivery-workflows';
 import { CompanyDispatchRate } from './company-dispatch-rate';
 import { CompanyQueuedStarts } from './company-queued-starts';
-import { deliveryBody, deliveryEnvelope } from './delivery-body';
+import { deliveryBody, deliveryEnvelope, type DeliveryEnvelope, type StoredEvent } from './delivery-body';
 import { CompiledFilters } from './endpoint-filter';
 import { isSubscribed } from './subscriptions';
 import type { PayloadShape } from './webhook-endpoint.entity';
@@ -392,21 +392,40 @@ interface DeferredRow {
   url: string;
 }
 
-/** A batch's delivery bodies for WRITE_DELIVERIES: each made once per event and payload shape, and named by its place. */
+/** A claimed event as delivery-body.ts takes it. */
+const storedEvent = (event: EventRow): StoredEvent => ({
+  id: event.id,
+  companyId: event.company_id,
+  eventType: event.event_type,
+  occurredAt: event.created_at,
+  data: event.data,
+  catalogData: event.catalog_data,
+});
+
+/**
+ * A batch's delivery bodies: each event's envelope made once per payload shape, for the endpoints' filters and for the
+ * deliveries written, and written out once for WRITE_DELIVERIES, which names it by its place among `payloads`.
+ */
 class BatchBodies {
   readonly payloads: string[] = [];
-  private readonly made = new Map<string, { eventType: string; place: number }>();
+  private readonly made = new Map<string, { envelope: DeliveryEnvelope; place: number | null }>();
 
+  envelope(event: EventRow, shape: PayloadShape): DeliveryEnvelope {
+    return this.entry(event, shape).envelope;
+  }
+
+  /** The body's event type and its place among `payloads`, counted from 1 as the statement's WITH ORDINALITY counts. */
   of(event: EventRow, shape: PayloadShape): { eventType: string; place: number } {
+    const body = this.entry(event, shape);
+    body.place ??= this.payloads.push(JSON.stringify(body.envelope.body));
+    return { eventType: body.envelope.eventType, place: body.place };
+  }
+
+  private entry(event: EventRow, shape: PayloadShape): { envelope: DeliveryEnvelope; place: number | null } {
     const key = `${event.id} ${shape}`;
     let body = this.made.get(key);
     if (!body) {
-      const { eventType, payload } = deliveryBody(
-        { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
-        shape,
-      );
-      // Counted from 1, as the statement's WITH ORDINALITY counts.
-      body = { eventType, place: this.payloads.push(payload) };
+      body = { envelope: deliveryEnvelope(storedEvent(event), shape), place: null };
       this.made.set(key, body);
     }
     return body;
@@ -477,7 +496,7 @@ export class OutboxDispatcher {
   private running: Promise<void> | null = null;
   private again = false;
   private startingDeferred: Promise<void> | null = null;
-  /** The last batch's runs being started (dispatchNext): the next batch starts its own once they are. */
+  /** The last batch's runs being started (dispatchNext): the next batch starts its own once they are; never rejects. */
   private starts: Promise<void> = Promise.resolve();
   /** Events were held back from a feed behind another dispatcher's: claimed again in FEED_HELD_RETRY_MS. */
   private feedHeldBack = false;
@@ -526,9 +545,8 @@ export class OutboxDispatcher {
 
   /** Dispatches one batch of undispatched events and starts its runs; returns how many events were dispatched. */
   async dispatchBatch(): Promise<number> {
-    const { dispatched, starts } = await this.dispatchNext(this.starts);
-    this.starts = starts;
-    await starts;
+    const { dispatched } = await this.dispatchNext();
+    await this.starts;
     return dispatched;
   }
 
@@ -558,14 +576,14 @@ export class OutboxDispatcher {
 
   /**
    * One batch of events; `more`: the outbox may hold more for a next batch now (the batch was full, or a company filled
-   * its turns). Its runs are started once the batch before's are (`startsBefore`), and `starts` is that work. A batch
+   * its turns). Its runs are started once the batch before's are, and `starts` becomes that work. A batch
    * that starts runs to new or troubled endpoints (a burst's first runs to endpoints that hang or refuse take tens of
    * milliseconds to start) returns before they are started: the next batch is claimed and written meanwhile, so that an
    * event committed then does not wait for them. Runs being started count at their endpoints' doors from the moment
    * they are written (start_claimed_until), so the next claim sees them. A batch of runs to endpoints that answer only
    * returns once they are started: a steady stream of events to them is then claimed a few at a time, not one a batch.
    */
-  private async dispatchNext(startsBefore: Promise<void>): Promise<{ dispatched: number; more: boolean; starts: Promise<void> }> {
+  private async dispatchNext(): Promise<{ dispatched: number; more: boolean }> {
     const em = this.em();
     const sittingOut = this.sittingOut();
     const [claim] = await CLAIM_EVENTS.rows(em, [
@@ -579,7 +597,7 @@ export class OutboxDispatcher {
       this.takePoll(),
     ]);
     const events = claim!.events.map((event) => ({ ...event, created_at: new Date(event.created_at) }));
-    if (events.length === 0) return { dispatched: 0, more: this.cameBack(sittingOut), starts: startsBefore };
+    if (events.length === 0) return { dispatched: 0, more: this.cameBack(sittingOut) };
     const endpoints = new Map(claim!.endpoints.map((endpoint) => [endpoint.id, endpoint]));
     // An event partly dispatched before (a healthy endpoint had no room for it) has the rest of its deliveries to write.
     const deliveries: DeliveryToStart[] = [];
@@ -588,9 +606,9 @@ export class OutboxDispatcher {
     const filteredOut = new Map<string, string[]>();
     // A feed's events are written to it, whatever room webhook endpoints have: a feed takes no run.
     const feedRows: Record<string, unknown>[] = [];
+    const bodies = new BatchBodies();
     for (const event of events) {
       const written = new Set(event.written_to);
-      const bodies = new Map<PayloadShape, Record<string, unknown>>();
       for (const endpoint of recipientsOf(event, claim!.endpoints)) {
         if (endpoint.delivery === 'webhook' && written.has(endpoint.id)) continue;
         // A feed's filter too: an event it leaves out is not in the feed.
@@ -651,7 +669,6 @@ export class OutboxDispatcher {
     // older deferred ones may be startable before that.
     const deferred = written.filter((delivery) => !chosen.has(delivery));
     if (deferred.some((delivery) => this.hadRoom(endpoints.get(delivery.input.endpointId)))) this.deferredToLookAt = true;
-    const bodies = new BatchBodies();
     await WRITE_DELIVERIES.rows(em, [
       JSON.stringify(written.map((delivery) => this.writtenRow(delivery, eventOf.get(delivery)!, endpoints.get(delivery.input.endpointId)!, bodies))),
       `{${now.map((d) => d.input.deliveryId).join(',')}}`,
@@ -667,13 +684,13 @@ export class OutboxDispatcher {
     // their first workflow tasks on the worker. A failure is logged here: the next batch goes on, and a delivery whose
     // start or marking failed keeps its claim, to be taken up again when it ends.
     const flowing = (delivery: DeliveryToStart) => isFlowing(endpoints.get(delivery.input.endpointId));
-    const starts = startsBefore
+    this.starts = this.starts
       .then(() => this.startRuns(em, now, [], flowing))
       .then(
         () => undefined,
         (error: unknown) => this.options.logger.error({ err: error }, `marking started runs failed; their deliveries are claimed again in ${CLAIM_SECONDS} s`),
       );
-    if (now.length > 0 && now.every(flowing)) await starts;
+    if (now.length > 0 && now.every(flowing)) await this.starts;
     if (deliveries.length) this.options.logger.debug({ events: events.length, deliveries: deliveries.length, started: now.length }, 'outbox dispatched');
     // Fresh events left behind the claim (a company filled its turns of them) are what a next batch would find; the
     // waiting ones come back with their endpoints' room.
@@ -683,7 +700,7 @@ export class OutboxDispatcher {
     // with room, a new event or a poll.
     const progressed = written.length > 0 || dispatched.length > 0 || events.some((event) => event.waits_for === null && waitingEvents.has(event.id));
     const more = progressed && (events.length === BATCH_SIZE || [...freshOf.values()].some((count) => count >= EVENTS_PER_COMPANY));
-    return { dispatched: dispatched.length, more: more || this.cameBack(sittingOut), starts };
+    return { dispatched: dispatched.length, more: more || this.cameBack(sittingOut) };
   }
 
   /** Companies that sit out of the next claim: their start rate spent, or their deliveries queued in Temporal at its bound. */
@@ -723,23 +740,14 @@ export class OutboxDispatcher {
   }
 
   /** Whether the event's body, as the endpoint would be sent it (made once per shape of the event: `bodies`), matches the endpoint's filter. */
-  private passesFilter(event: EventRow, endpoint: EndpointRow, bodies: Map<PayloadShape, Record<string, unknown>>): boolean {
+  private passesFilter(event: EventRow, endpoint: EndpointRow, bodies: BatchBodies): boolean {
     if (endpoint.filter === null) return true;
-    let body = bodies.get(endpoint.payload_shape);
-    if (!body) {
-      const stored = { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data };
-      body = deliveryEnvelope(stored, endpoint.payload_shape).body;
-      bodies.set(endpoint.payload_shape, body);
-    }
-    return this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(body);
+    return this.filters.of(endpoint.id, endpoint.updated_at, endpoint.filter)(bodies.envelope(event, endpoint.payload_shape).body);
   }
 
   /** The row of a feed's entry as append_feed_events takes it: the body its webhook would carry, and its X-Webhook-ID. */
   private feedRow(event: EventRow, endpoint: EndpointRow): Record<string, unknown> {
-    const body = deliveryBody(
-      { id: event.id, companyId: event.company_id, eventType: event.event_type, occurredAt: event.created_at, data: event.data, catalogData: event.catalog_data },
-      endpoint.payload_shape,
-    );
+    const body = deliveryBody(storedEvent(event), endpoint.payload_shape);
     return {
       id: deliveryIdFor(event.id, endpoint.id),
       company_id: event.company_id,
@@ -907,7 +915,7 @@ export class OutboxDispatcher {
         try {
           // While a batch may have left events behind for lack of room; events committed meanwhile kick again.
           let more = true;
-          while (!this.stopped && more) ({ more, starts: this.starts } = await this.dispatchNext(this.starts));
+          while (!this.stopped && more) ({ more } = await this.dispatchNext());
         } catch (error) {
           this.options.logger.error({ err: error }, 'outbox dispatch failed; retrying at the next poll');
         }
