@@ -1,4 +1,5 @@
 import { Client as PgClient } from 'pg';
+import type { DeliveryToStart, DeliveryWorkflows } from '../../src/delivery/delivery-workflows';
 import { HEALTHY_PIPELINE, OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/delivery/outbox-dispatcher';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { freePort } from '../helpers/ports';
@@ -18,6 +19,11 @@ describe('outbox dispatcher fairness', () => {
   /** A dispatcher of the test's own, driven by hand: no poll for a minute, no logs. */
   const quietDispatcher = (options: Partial<Pick<OutboxDispatcherOptions, 'companyStartsPerSecond' | 'companyMaxQueued' | 'maxInFlightPerEndpoint' | 'deliveryWorkflows'>> = {}) =>
     new OutboxDispatcher({ ...dispatcherOptions(stack), pollMs: 60_000, ...options });
+  /** A quiet dispatcher whose runs are started through `start`, given the real start to call. */
+  const dispatcherStartingThrough = (start: (delivery: DeliveryToStart, started: DeliveryWorkflows['start']) => ReturnType<DeliveryWorkflows['start']>) => {
+    const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
+    return quietDispatcher({ deliveryWorkflows: { ...workflows, start: (delivery) => start(delivery, workflows.start) } });
+  };
 
   const undispatched = async (tenant: Tenant) =>
     Number((await stack.em().execute<{ n: string }[]>('select count(*) as n from outbox_events where company_id = ? and dispatched_at is null', [tenant.companyId]))[0]!.n);
@@ -37,11 +43,13 @@ describe('outbox dispatcher fairness', () => {
     );
   /** An endpoint of the company's for employee.created, of another key than the changes' (a key's own are not sent back to its endpoints), that has delivered before. */
   async function answeringEndpoint(tenant: Tenant, path: string): Promise<{ id: string }> {
-    const subscriber = await addApiKey(stack, tenant);
-    const endpoint = await registerEndpoint(stack, subscriber.key, { url: `https://localhost:${await freePort()}/${path}`, event_types: ['employee.created'] });
+    const endpoint = await subscribedEndpoint(tenant, path);
     await answeredTestEvent(tenant, endpoint.id);
     return endpoint;
   }
+  /** An endpoint of the company's for employee.created, of another key than the changes', none of whose deliveries has been delivered. */
+  const subscribedEndpoint = async (tenant: Tenant, path: string) =>
+    registerEndpoint(stack, (await addApiKey(stack, tenant)).key, { url: `https://localhost:${await freePort()}/${path}`, event_types: ['employee.created'] });
   const employeeCreated = (tenant: Tenant, empNumber: string) =>
     sendInbound(stack.baseUrl, tenant, envelope('employee.created', { emp_number: empNumber, name: 'Burst Worker', email: 'burst@example.com', employee_type: 'site_worker' }));
   /**
@@ -237,19 +245,13 @@ describe('outbox dispatcher fairness', () => {
     const [free, locked] = deferred.map((row) => row.id) as [string, string];
     const attempt = new PgClient({ connectionString: stack.config.databaseUrl });
     await attempt.connect();
-    const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
-    const dispatcher = quietDispatcher({
-      deliveryWorkflows: {
-        ...workflows,
-        start: async (delivery) => {
-          const started = await workflows.start(delivery);
-          if (delivery.input.deliveryId === locked) {
-            await attempt.query('begin');
-            await attempt.query('select 1 from webhook_deliveries where id = $1 for update', [locked]);
-          }
-          return started;
-        },
-      },
+    const dispatcher = dispatcherStartingThrough(async (delivery, start) => {
+      const started = await start(delivery);
+      if (delivery.input.deliveryId === locked) {
+        await attempt.query('begin');
+        await attempt.query('select 1 from webhook_deliveries where id = $1 for update', [locked]);
+      }
+      return started;
     });
     const deferredNow = async (id: string) =>
       (await stack.em().execute<{ deferred: boolean }[]>('select deferred_since is not null as deferred from webhook_deliveries where id = ?', [id]))[0]!.deferred;
@@ -271,20 +273,14 @@ describe('outbox dispatcher fairness', () => {
   it("claims and writes the next events while a batch's runs to a new endpoint are being started, and marks them once they are", async () => {
     const company = await createTenant(stack.orm, ['admin']);
     // None of its deliveries delivered yet: a pipeline of one run, what it leaves deferred.
-    const endpoint = await registerEndpoint(stack, (await addApiKey(stack, company)).key, { url: `https://localhost:${await freePort()}/pipelined`, event_types: ['employee.created'] });
-    const workflows = temporalDeliveryWorkflows(stack.temporal, stack.config.temporal.taskQueues);
+    const endpoint = await subscribedEndpoint(company, 'pipelined');
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     // The endpoint's runs whose starts were asked for; the first is held up until released.
     const asked: string[] = [];
-    const dispatcher = quietDispatcher({
-      deliveryWorkflows: {
-        ...workflows,
-        start: async (delivery) => {
-          if (delivery.input.endpointId === endpoint.id && asked.push(delivery.input.deliveryId) === 1) await released;
-          return workflows.start(delivery);
-        },
-      },
+    const dispatcher = dispatcherStartingThrough(async (delivery, start) => {
+      if (delivery.input.endpointId === endpoint.id && asked.push(delivery.input.deliveryId) === 1) await released;
+      return start(delivery);
     });
     const deliveries = () =>
       stack
