@@ -20,5 +20,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,
+  testSequencer: '<rootDir>/test/helpers/longest-first-sequencer.js',
   maxWorkers: 2,
 };

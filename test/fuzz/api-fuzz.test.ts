@@ -19,9 +19,32 @@ import { seedRecords } from './seeds';
  * refuses). Its result is one line of its own; schemathesis's report closes like a test runner's, which CI
  * would count. Seeded (a fixed seed unless FUZZ_SEED says another, or random): FUZZ_SEED reproduces a run; FUZZ_OUTPUT=<file> keeps schemathesis's whole report and how
  * each operation was answered (and every response in <file>.responses.ndjson).
+ *
+ * Two depths (docs/operations.md, "Fuzzing"):
+ * - In `npm test`, bounded by time, not by a count of cases: schemathesis gets a wall-clock budget (FUZZ_BUDGET_SECONDS)
+ *   and shares it out itself, each phase (examples, coverage, fuzzing) and each operation a slice of what is left, so
+ *   that a slow machine tests every operation with fewer cases instead of running out of time half-way through the
+ *   operations. The run must still generate MIN_CASES_PER_SECOND for every second it used.
+ * - `npm run fuzz` (FUZZ_DEEP=1): the deep run, FUZZ_EXAMPLES cases per operation and phase with no time limit, at
+ *   least DEEP_MIN_CASES in all.
  */
 
+const DEEP = process.env.FUZZ_DEEP === '1';
 const EXAMPLES_PER_OPERATION = Number(process.env.FUZZ_EXAMPLES ?? 10);
+/**
+ * The budget of a run in `npm test`: about a fifth of the whole suite's time on one of its two jest workers. A slow
+ * day gets fewer cases in it, never a longer run.
+ */
+const BUDGET_SECONDS = Number(process.env.FUZZ_BUDGET_SECONDS ?? 240);
+/**
+ * Cases a second a bounded run must generate at least: a run on a fast machine makes about 15, one on a machine 1.5×
+ * slower about 10; fewer than this means the fuzzer spent its time on something else than testing.
+ */
+const MIN_CASES_PER_SECOND = 4;
+/** The deep run's count, as the suite's run was before it was bounded by time. */
+const DEEP_MIN_CASES = 10_000;
+/** Past its budget, schemathesis is interrupted (it then reports what it ran); killed if it has not ended this long after. */
+const OVERRUN_GRACE_MS = 60_000;
 /** The seed of a run that reached every operation with no warning. */
 const DEFAULT_SEED = 1598710078;
 /** FUZZ_PATHS=<regex>: only the operations of matching paths, to look into a few (the run's minimum of cases is then not required). */
@@ -30,20 +53,30 @@ const ONLY = process.env.FUZZ_PATHS ? new RegExp(process.env.FUZZ_PATHS) : null;
 interface RunResult {
   code: number | null;
   output: string;
+  /** It overran `deadlineMs` and was interrupted (SIGINT), or killed when it did not end after that either. */
+  overran: boolean;
 }
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<RunResult> {
+/** Runs the command; past `deadlineMs` it is interrupted, and killed OVERRUN_GRACE_MS later if it has not ended. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, deadlineMs: number): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // In a folder of its own: schemathesis keeps caches in its working directory.
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
+    let overran = false;
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let killer: NodeJS.Timeout | undefined;
+    const interrupter = setTimeout(() => {
+      overran = true;
+      child.kill('SIGINT');
+      killer = setTimeout(() => child.kill('SIGKILL'), OVERRUN_GRACE_MS);
+    }, deadlineMs);
     child.once('error', reject);
     child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
+      clearTimeout(interrupter);
+      clearTimeout(killer);
+      resolve({ code, output, overran });
     });
   });
 }
@@ -105,6 +138,9 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
         String(seed),
         '--max-examples',
         String(EXAMPLES_PER_OPERATION),
+        // Spread over the phases and operations by schemathesis; what is left after examples and coverage goes to
+        // further rounds of fuzzing, each with new cases.
+        ...(DEEP ? [] : ['--max-time', String(BUDGET_SECONDS)]),
         '--phases',
         'examples,coverage,fuzzing',
         '--checks',
@@ -132,7 +168,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
         FUZZ_RESPONSES_FILE: responsesFile,
         FUZZ_IDS_FILE: idsFile,
       },
-      20 * 60_000,
+      DEEP ? 60 * 60_000 : BUDGET_SECONDS * 1000 + OVERRUN_GRACE_MS,
     );
     const seconds = Math.round((Date.now() - startedAt) / 1000);
     const output = result.output.replace(RUNNER_SUMMARY, '');
@@ -156,9 +192,12 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
       writeFileSync(process.env.FUZZ_OUTPUT, `${result.output}\n\nAnswers per operation:\n${answers.join('\n')}\n`);
       writeFileSync(`${process.env.FUZZ_OUTPUT}.responses.ndjson`, readFileSync(responsesFile));
     }
+    // The run's minimum of cases: a deep run's fixed count, a bounded run's in proportion to the seconds it used.
+    const minCases = ONLY ? 0 : DEEP ? DEEP_MIN_CASES : Math.floor(MIN_CASES_PER_SECOND * seconds);
     console.log(
-      `API fuzz: ${answered2xx.size} of ${operations.length} operations answered 2xx, ${cases} cases in ${seconds} s, ` +
-        `${warnings.filter((line) => !/^(-|💡)/u.test(line)).length} warnings, ${serverErrors.length} 5xx, exit code ${result.code} (FUZZ_SEED=${seed} repeats it)`,
+      `API fuzz${DEEP ? ' (deep)' : ''}: ${answered2xx.size} of ${operations.length} operations answered 2xx, ${cases} cases (at least ${minCases}) in ${seconds} s ` +
+        `${DEEP ? `(${EXAMPLES_PER_OPERATION} per operation and phase, no time limit)` : `of a ${BUDGET_SECONDS} s budget`}, ` +
+        `${warnings.filter((line) => !/^(-|💡)/u.test(line)).length} warnings, ${serverErrors.length} 5xx, exit code ${result.code}${result.overran ? ' (overran its budget: interrupted)' : ''} (FUZZ_SEED=${seed} repeats it)`,
     );
 
     // What went wrong, with schemathesis's reproduction commands: its FAILURES and ERRORS sections.
@@ -166,7 +205,8 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     expect({ seed, exitCode: result.code, problems: result.code === 0 ? 'none' : problems.slice(0, 30_000) || output.slice(-4000) }).toEqual({ seed, exitCode: 0, problems: 'none' });
     expect({ warnings, serverErrors }).toEqual({ warnings: [], serverErrors: [] });
     expect(operations.filter((op) => !answered2xx.has(op)).map((op) => ({ op, answers: summarise(responses.filter((r) => r.operation === op)) }))).toEqual([]);
-    if (!ONLY) expect(cases).toBeGreaterThanOrEqual(10_000);
+    expect({ overran: result.overran }).toEqual({ overran: false });
+    expect(cases).toBeGreaterThanOrEqual(minCases);
     const signed = new Set(
       readFileSync(coverageFile, 'utf8')
         .split('\n')
@@ -174,7 +214,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
         .map((line) => (JSON.parse(line) as { event_type?: string }).event_type),
     );
     if (!ONLY) expect(INBOUND_OPERATIONS.map((op) => op.eventType).filter((eventType) => !signed.has(eventType))).toEqual([]);
-  }, 24 * 60_000);
+  }, (DEEP ? 65 * 60 : BUDGET_SECONDS + 600) * 1000);
 });
 
 /** `METHOD /path` of every operation the OpenAPI document describes. */
