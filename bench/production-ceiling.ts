@@ -36,14 +36,14 @@ export interface ProductionCeilingResult {
 }
 
 /** Phase 6's measurement with the service's worker and the no-op worker pointed at `temporalAddress`. */
-async function measureOn(
+export async function measureOn(
   name: string,
   temporalAddress: string,
   cpuSeconds: () => Record<string, number>,
   servers: Servers,
   compiled: CompiledProject,
   logDir: string,
-  settings: ProductionCeilingSettings,
+  settings: Pick<ProductionCeilingSettings, 'ceilingSeconds' | 'stepSeconds'>,
 ): Promise<SustainedDeliveries> {
   const env = { ...phaseEnv(servers, name), TEMPORAL_ADDRESS: temporalAddress };
   const noopQueue = `bench-noop-${randomUUID()}`;

@@ -28,7 +28,8 @@ import { freePort } from '../test/helpers/ports';
 import { medianTimeline, type Timeline, TIMELINE_STEPS, timelineOf } from './delivery-timeline';
 import { DeliveryProbe, probeDeliveriesOf, sustainedDeliveryRate, type SustainedDeliveries } from './deliveries';
 import { deliveryListLatency, runRetention, seedOldDeliveries } from './history';
-import { deliveryCostPhase, describeDeliveryCost } from './delivery-cost';
+import { type DeliveryCost, deliveryCostPhase, describeDeliveryCost } from './delivery-cost';
+import { type BurstResult, describeBurst, frontDoorBurstPhase } from './front-door-burst';
 import { load, type LoadResult, median } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, positionAt, seedWorkOrders } from './scale';
@@ -43,7 +44,7 @@ import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { devServerCpu, devServerPids } from './proc';
 import { type CompiledProject, compileProject, type NodeProcess, type Servers, startNode, startServers, waitForHttp, waitForOutput } from './stack';
 import { npmStart, type StartedService } from './startup';
-import { productionCeilingPhase } from './production-ceiling';
+import { measureOn, productionCeilingPhase } from './production-ceiling';
 import { HISTORY_SHARDS, installTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 import { retentionScheduleId } from '../src/temporal/retention-schedule';
 import type { TaskQueues } from '../src/task-queues';
@@ -63,9 +64,11 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds'];
-/** Whether a phase that `--only` can name runs: alone, or in the full run. */
-const runs = (phase: string) => ONLY === null || ONLY === phase;
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds', 'front-door-burst'];
+/** Phases that run beside another one named by `--only`: phase 17's burst is read against phase 12's cost of the same build. */
+const ALSO_RUNS: Record<string, string[]> = { 'front-door-burst': ['delivery-cost'] };
+/** Whether a phase that `--only` can name runs: alone, beside the one named, or in the full run. */
+const runs = (phase: string) => ONLY === null || ONLY === phase || (ALSO_RUNS[ONLY] ?? []).includes(phase);
 /** Events to the dead company's 5 endpoints in phase 9; BENCH_ISOLATION_EVENTS sizes it (the smoke test: a few). */
 const ISOLATION_EVENTS = Number(process.env.BENCH_ISOLATION_EVENTS ?? (QUICK ? 200 : 2000));
 /** Burst events of phase 13's company to its 5 dead endpoints, and their pace; BENCH_COMPANY_ISOLATION_EVENTS sizes it. */
@@ -79,6 +82,15 @@ const ORDERING_ROUNDS = QUICK ? 1 : 2;
 const FILTER_EVENTS = Number(process.env.BENCH_FILTER_EVENTS ?? (QUICK ? 200 : 2000));
 /** Rounds of each variant: a round is two seconds, which one stall of the machine can halve; a median of many says more. */
 const FILTER_ROUNDS = QUICK ? 4 : 12;
+/** Signed inbound requests of phase 17's burst, from its 16 senders over 40 keys; BENCH_BURST_REQUESTS sizes it. */
+const BURST_REQUESTS = Number(process.env.BENCH_BURST_REQUESTS ?? (QUICK ? 300 : 1500));
+const BURST_SENDERS = 16;
+const BURST_KEYS = 40;
+/** Phase 17's targets (issue 60): against phase 6's paced rate of the same run, and CPU per delivered message. */
+const BURST_RATE_OF_PACED = 0.8;
+const BURST_SERVICE_CPU_MS = 15;
+const BURST_MACHINE_CPU_MS = 50;
+const FRONT_DOOR_SERVICE_CPU_MS = 8;
 /** Events phase 16 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
 const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
@@ -152,6 +164,7 @@ async function main() {
     if (runs('delivery-cost')) {
       await deliveryCost(servers, compiled, dir, profileDir, { label: 'the dev server', name: 'delivery-cost', temporal: { address: servers.temporalAddress, cpuSeconds: () => ({}) } });
     }
+    if (runs('front-door-burst')) await frontDoorBurst(servers, compiled, dir);
     if (temporalServerDir) await productionCeiling(servers, compiled, dir, temporalServerDir, profileDir);
     else if (runs('temporal-postgres')) console.log('6e. Production ceiling (Temporal on PostgreSQL): not run with --quick; `npm run bench -- --only temporal-postgres` runs it alone.\n');
     // Phases 10, 11 and 9 each start processes of their own, with the other phases' processes stopped.
@@ -324,6 +337,63 @@ async function productionCeiling(servers: Servers, compiled: CompiledProject, di
   });
 }
 
+/** Phase 12's figures with a backlog on the dev server, for phase 17 to stand beside its own. */
+let devServerDeliveryCost: DeliveryCost | null = null;
+
+/**
+ * Phase 17 (bench/front-door-burst.ts, issue 60): a burst of signed inbound requests through the front door, each a
+ * delivery, against phase 6's paced rate of the same run (measured here when the run did not), beside phase 12's cost.
+ */
+async function frontDoorBurst(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const paced =
+    devServerDeliveries ?? (await measureOn('front-door-paced', servers.temporalAddress, devServerCpu, servers, compiled, dir, { ceilingSeconds: Math.max(SECONDS, 5), stepSeconds: QUICK ? 3 : 10 }));
+  const { withEndpoint, frontDoorAlone } = await frontDoorBurstPhase(servers, compiled, dir, {
+    requests: BURST_REQUESTS,
+    senders: BURST_SENDERS,
+    keys: BURST_KEYS,
+    serverCpu: () => servers.cpuSeconds(),
+    around: (label, work) => profiled(`17. ${label}`, work),
+  });
+  console.log(`17. Front door burst, one endpoint: ${describeBurst(withEndpoint)}`);
+  console.log(`17. Front door alone, no endpoint: ${describeBurst(frontDoorAlone)}`);
+  const rate = withEndpoint.delivered / withEndpoint.seconds;
+  const cost = devServerDeliveryCost ? `; phase 12 of this run: worker ${devServerDeliveryCost.workerCpuMs.toFixed(1)} ms a delivery with a backlog` : '';
+  const burst = `${BURST_REQUESTS} signed employee.created from ${BURST_SENDERS} senders over ${BURST_KEYS} keys, one endpoint`;
+  record({
+    work: `17. Front door burst: deliveries a second (${burst}) | phase 6's sustained paced rate of this run`,
+    ceiling: `${fmt(paced.sustained)}/s (${paced.steps.join('; ')})${cost}`,
+    service: `${fmt(rate)}/s: ${withEndpoint.delivered} delivered in ${withEndpoint.seconds.toFixed(1)} s, ${withEndpoint.receivedTwice} received twice`,
+    ratio: (rate / Math.max(0.001, paced.sustained)).toFixed(2),
+    target: `≥ ${BURST_RATE_OF_PACED}`,
+    verdict: verdict(rate >= BURST_RATE_OF_PACED * paced.sustained && withEndpoint.delivered >= withEndpoint.accepted && withEndpoint.accepted === BURST_REQUESTS),
+  });
+  record({
+    work: `17a. Front door burst: runs failed, first workflow tasks failed, first attempts received twice (${withEndpoint.historiesRead} histories read)`,
+    ceiling: '–',
+    service: `${withEndpoint.runsFailed} failed, ${withEndpoint.firstTasksFailed} first tasks failed, ${withEndpoint.firstAttemptsTwice} first attempts twice`,
+    ratio: '–',
+    target: '0 failed, 0 twice',
+    verdict: verdict(withEndpoint.runsFailed === 0 && withEndpoint.firstAttemptsTwice === 0),
+  });
+  const cpu = (result: BurstResult) => Object.entries(result.cpuMsPer).map(([part, ms]) => `${part} ${ms.toFixed(1)}`).join(', ');
+  record({
+    work: `17b. Front door burst: CPU ms per delivered message by process, the driver's own left out`,
+    ceiling: '–',
+    service: cpu(withEndpoint),
+    ratio: '–',
+    target: `service ≤ ${BURST_SERVICE_CPU_MS}, machine ≤ ${BURST_MACHINE_CPU_MS}`,
+    verdict: verdict(withEndpoint.cpuMsPer.service! <= BURST_SERVICE_CPU_MS && withEndpoint.cpuMsPer.machine! <= BURST_MACHINE_CPU_MS),
+  });
+  record({
+    work: `17c. The front door alone: the same burst with no endpoint subscribed, CPU ms per accepted request`,
+    ceiling: '–',
+    service: `${cpu(frontDoorAlone)}; ${fmt(frontDoorAlone.accepted / frontDoorAlone.frontDoorSeconds)} accepted/s`,
+    ratio: '–',
+    target: `service ≤ ${FRONT_DOOR_SERVICE_CPU_MS}`,
+    verdict: verdict(frontDoorAlone.cpuMsPer.service! <= FRONT_DOOR_SERVICE_CPU_MS && frontDoorAlone.accepted === BURST_REQUESTS),
+  });
+}
+
 /** Phase 12's rates: one event at a time, and a backlog waiting (as phase 11's). */
 const COST_STEADY_PER_SECOND = 10;
 const COST_BACKLOG_PER_SECOND = 60;
@@ -343,6 +413,7 @@ async function deliveryCost(servers: Servers, compiled: CompiledProject, dir: st
     profileDir,
     around: (work) => profiled(`12. delivery cost, ${on.label}`, work),
   });
+  if (on.name === 'delivery-cost') devServerDeliveryCost = backlog;
   for (const [when, cost] of [['one at a time', steady], ['a backlog waiting', backlog]] as const) {
     console.log(`12. Delivery cost on ${on.label}, ${when}: ${describeDeliveryCost(cost)}`);
     for (const statement of cost.topStatements) console.log(`  ${statement.calls.toFixed(2)} × ${statement.query}`);
