@@ -20,17 +20,22 @@ import { seedRecords } from './seeds';
  * would count. Seeded (a fixed seed unless FUZZ_SEED says another, or random): FUZZ_SEED reproduces a run; FUZZ_OUTPUT=<file> keeps schemathesis's whole report and how
  * each operation was answered (and every response in <file>.responses.ndjson).
  *
- * Two depths (docs/operations.md, "Fuzzing"):
+ * Two depths (README, "Fuzzing"):
  * - In `npm test`, bounded by time, not by a count of cases: schemathesis gets a wall-clock budget (FUZZ_BUDGET_SECONDS)
  *   and shares it out itself, each phase (examples, coverage, fuzzing) and each operation a slice of what is left, so
  *   that a slow machine tests every operation with fewer cases instead of running out of time half-way through the
  *   operations. The run must still generate MIN_CASES_PER_SECOND for every second it used.
- * - `npm run fuzz` (FUZZ_DEEP=1): the deep run, FUZZ_EXAMPLES cases per operation and phase with no time limit, at
- *   least DEEP_MIN_CASES in all.
+ * - `npm run fuzz` (FUZZ_DEEP=1): the deep run, FUZZ_EXAMPLES (10) cases per operation and phase with no time limit,
+ *   at least DEEP_MIN_CASES in all.
  */
 
 const DEEP = process.env.FUZZ_DEEP === '1';
-const EXAMPLES_PER_OPERATION = Number(process.env.FUZZ_EXAMPLES ?? 10);
+/**
+ * Cases per operation and phase at most. A bounded run's are many, so that each operation's share of the budget, not
+ * the count, ends its cases: a run that reached its count before the budget would go round the operations again in
+ * small scenarios, and seeded records that a case uses up (an order to approve) would run out in them.
+ */
+const EXAMPLES_PER_OPERATION = Number(process.env.FUZZ_EXAMPLES ?? (DEEP ? 10 : 1000));
 /**
  * The budget of a run in `npm test`: about a fifth of the whole suite's time on one of its two jest workers. A slow
  * day gets fewer cases in it, never a longer run.
@@ -196,7 +201,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     const minCases = ONLY ? 0 : DEEP ? DEEP_MIN_CASES : Math.floor(MIN_CASES_PER_SECOND * seconds);
     console.log(
       `API fuzz${DEEP ? ' (deep)' : ''}: ${answered2xx.size} of ${operations.length} operations answered 2xx, ${cases} cases (at least ${minCases}) in ${seconds} s ` +
-        `${DEEP ? `(${EXAMPLES_PER_OPERATION} per operation and phase, no time limit)` : `of a ${BUDGET_SECONDS} s budget`}, ` +
+        `${DEEP ? `(${EXAMPLES_PER_OPERATION} per operation and phase, no time limit)` : `of a ${BUDGET_SECONDS} s budget (at most ${EXAMPLES_PER_OPERATION} per operation and phase)`}, ` +
         `${warnings.filter((line) => !/^(-|💡)/u.test(line)).length} warnings, ${serverErrors.length} 5xx, exit code ${result.code}${result.overran ? ' (overran its budget: interrupted)' : ''} (FUZZ_SEED=${seed} repeats it)`,
     );
 

@@ -5,6 +5,8 @@
 - A POST /webhooks/inbound whose case carries X-Webhook-Timestamp and X-Webhook-Signature is sent as exact
   JSON bytes, signed with the case's key's secret over `<timestamp>.<body>`; a case without one of them (a
   missing-header check) keeps it missing.
+- "Every other" below is the first case of each scenario (an operation's run of cases in a phase), then every
+  other one (_decide).
 - Path ids: every other generated id is swapped for the id of a record the test created (seeds.ts), so
   operations on one record get past their 404. An operation that uses its record up (a DELETE, a lifecycle
   step) has records of its own and takes a new one for each valid case. A path with two ids (a timesheet's
@@ -12,6 +14,10 @@
 - Bodies: in every other valid body, references to other records (customer_id, employee_id, …) name records
   that exist, and values that must be unique in the company (emp_number, names) are made unique.
 - Idempotency-Key: a valid one is made unique per case (generators repeat values, and a reused key is a 422).
+- What JSON Schema cannot say is kept right in every other valid case: a list's `after` is left out (a cursor is
+  one the list gave, and a generated string is rightly refused), a state or province and a time zone are real ones,
+  dates are in order, and fields checked against other records or the record's own are left out (_DEPENDENT_FIELDS,
+  _CONSISTENT); a feed is read by its own id.
 - Each signed inbound event_type is recorded, so the test can prove every operation was reached, and so is
   every response's status (with the error's code and field), per operation, for the test's own account.
 - Attachment uploads get bodies of each media type the route takes, starting as such a file starts (a PDF with
@@ -19,6 +25,7 @@
 """
 
 import collections
+import copy
 import datetime
 import hashlib
 import hmac
@@ -87,6 +94,31 @@ def _turn(key):
         return _TURNS[key]
 
 
+_SCENARIO = {"current": None, "number": 0, "valid": 0, "other": 0}
+# Whether each case is put right, by the case's id: decided once, before any of its parts is changed.
+_PUT_RIGHT = {}
+
+
+def _decide(case):
+    """Whether this case is put right (every part the hooks know how to put right, all together): the first valid case
+    of each scenario (an operation's run of cases in one phase, which schemathesis makes one after another), then every
+    other valid case, and the first and every other invalid one (putting a part right may make an invalid case valid,
+    and schemathesis then counts it as one). A time-bounded run makes many small scenarios, and schemathesis warns of
+    one whose every valid case was refused: each has a valid case that reaches the operation's logic, and the rest
+    still try what the document allows and the service refuses."""
+    scenario = (_operation(case), case.meta.phase.name.value if case.meta is not None else None)
+    kind = "valid" if _positive(case) else "other"
+    with _LOCK:
+        if scenario != _SCENARIO["current"]:
+            _SCENARIO.update(current=scenario, number=_SCENARIO["number"] + 1, valid=0, other=0)
+        _SCENARIO[kind] += 1
+        _PUT_RIGHT[case.id] = _SCENARIO[kind] % 2 == 1
+
+
+def _repairs(case):
+    return _PUT_RIGHT.get(case.id, False)
+
+
 # Operations whose effects reach across a company run in a company of their own (see seeds.ts).
 _SEPARATE_COMPANY_PATHS = ("/api/v1/purchase-orders", "/api/v1/payroll-runs")
 
@@ -108,8 +140,8 @@ _FUZZING_RESERVE = 6
 
 def _use_records(case):
     """Swaps the generated path ids for ids of records the test created: every valid case of an operation that
-    uses its record up (a DELETE, a lifecycle step) takes a record of its own, once; every other case of the
-    other operations takes one of the operation's records."""
+    uses its record up (a DELETE, a lifecycle step) takes a record of its own, once, and an id of no record once none
+    is left; every other case of the other operations takes one of the operation's records."""
     parameters = case.path_parameters
     if not isinstance((parameters or {}).get("id"), str):
         return
@@ -122,16 +154,163 @@ def _use_records(case):
         with _LOCK:
             if _positive(case) and len(operations.get(key) or []) > reserve:
                 chosen = operations[key].pop(0)
+            elif _positive(case):
+                # None left: an id of no record. Schemathesis also draws ids from earlier responses, and a valid case
+                # would use up a record the other operations need (the project every work order refers to).
+                chosen = str(uuid.uuid4())
     else:
         pool = operations.get(key) or operations.get(case.operation.path)
         turn = _turn(key)
-        if pool and turn % 2:
+        if pool and _repairs(case):
             chosen = pool[(turn // 2) % len(pool)]
     # A new dict: the coverage phase hands the same one to several cases.
     if isinstance(chosen, dict):
         case.path_parameters = {**parameters, **chosen}
     elif chosen is not None:
         case.path_parameters = {**parameters, "id": chosen}
+
+
+# Operations whose path id must name their seeded record for a valid case to get past the route's own check: a feed is
+# read by a feed endpoint's id, and another endpoint's is rightly refused.
+_OWN_RECORD_ONLY = {"GET /api/v1/webhook-endpoints/{id}/feed", "POST /api/v1/webhook-endpoints/{id}/feed/ack"}
+
+
+def _own_record(case):
+    """A valid case of an operation in _OWN_RECORD_ONLY names its seeded record, whichever id was generated."""
+    key = _operation(case)
+    pool = _RECORD_IDS["operations"].get(key) or _RECORD_IDS["operations"].get(case.operation.path)
+    if key in _OWN_RECORD_ONLY and (_positive(case) or _repairs(case)) and pool and isinstance((case.path_parameters or {}).get("id"), str):
+        case.path_parameters = {**case.path_parameters, "id": pool[0]}
+
+
+def _keyset_cursor(case):
+    """In every other valid case of a list, `after` is left out: a cursor is one the list gave, and a generated string
+    is rightly refused (the other half shows it is, without a 5xx)."""
+    query = case.query
+    if not isinstance(query, dict) or "after" not in query:
+        return
+    if _repairs(case):
+        case.query = {name: value for name, value in query.items() if name != "after"}
+
+
+# Fields of a valid body that the service checks against other records or the record's own (a contact's customer, a
+# timesheet's entries, a time off's day, a work order's dates, a built-in work type's code, an endpoint's credentials)
+# and that generated values mostly contradict: left out of every other valid body.
+_DEPENDENT_FIELDS = {
+    ("POST", "/api/v1/projects"): ("contact_ids",),
+    ("PUT", "/api/v1/projects/{id}"): ("customer_id", "location_id", "contact_ids"),
+    ("PUT", "/api/v1/contacts/{id}"): ("location_id",),
+    ("POST", "/api/v1/time-off"): ("start_time", "end_time"),
+    ("PUT", "/api/v1/time-off/{id}"): ("start_date", "end_date", "start_time", "end_time"),
+    ("PUT", "/api/v1/timesheets/{id}"): ("entries",),
+    ("POST", "/api/v1/work-orders"): ("scheduled_start", "scheduled_end", "start_time", "end_time", "assigned_to", "status"),
+    ("PUT", "/api/v1/work-orders/{id}"): ("scheduled_start", "scheduled_end", "assigned_to"),
+    ("PUT", "/api/v1/work-types/{id}"): ("code",),
+    ("POST", "/api/v1/employees"): ("employee_skills",),
+    ("PUT", "/api/v1/employees/{id}"): ("employee_skills",),
+    ("PUT", "/api/v1/purchase-orders/{id}"): ("not_to_exceed_amount", "line_items"),
+    ("POST", "/api/v1/webhook-endpoints"): ("authentication",),
+    ("PUT", "/api/v1/webhook-endpoints/{id}"): ("authentication",),
+}
+
+
+def _list(value):
+    """The items of a list; nothing of any other value (an invalid case may have anything there)."""
+    return value if isinstance(value, list) else []
+
+
+def _ordered_dates(body, start, end):
+    """An end that comes before its start is made the start."""
+    if isinstance(body.get(start), str) and isinstance(body.get(end), str) and body[end] < body[start]:
+        body[end] = body[start]
+
+
+def _timesheet_entries(body):
+    """A new timesheet's entries are of its day, of the company's default work type (a named one must exist, and a
+    billable one needs a work order)."""
+    for entry in _list(body.get("entries")):
+        if isinstance(entry, dict):
+            if isinstance(body.get("timesheet_date"), str):
+                entry["entry_date"] = body["timesheet_date"]
+            for field in ("work_type_name", "work_type_code", "work_type_id", "work_order_number", "work_order_id"):
+                entry.pop(field, None)
+
+
+def _receipt(body):
+    """A receipt takes each line item once, one unit of it (each of the order's has 5 to receive)."""
+    seen = set()
+    items = []
+    for item in _list(body.get("received_items")):
+        if isinstance(item, dict) and isinstance(item.get("line_item_id"), str) and item["line_item_id"] not in seen:
+            seen.add(item["line_item_id"])
+            items.append({**item, "quantity_received": 1})
+    if isinstance(body.get("received_items"), list):
+        body["received_items"] = items
+
+
+def _new_line_items(body):
+    """A new order's line items have no ids yet."""
+    for item in _list(body.get("line_items")):
+        if isinstance(item, dict):
+            item.pop("id", None)
+
+
+# What the service checks beyond JSON Schema, put right in every other valid body.
+_CONSISTENT = {
+    ("POST", "/api/v1/payroll-runs"): lambda body: _ordered_dates(body, "period_start", "period_end"),
+    ("POST", "/api/v1/time-off"): lambda body: _ordered_dates(body, "start_date", "end_date"),
+    ("POST", "/api/v1/timesheets"): _timesheet_entries,
+    ("POST", "/api/v1/purchase-orders/{id}/receive"): _receipt,
+    ("POST", "/api/v1/purchase-orders"): _new_line_items,
+}
+# Values the service takes of fields JSON Schema says only are text: a US state or Canadian province, an IANA time zone.
+_REAL_VALUES = {"state": ("TX", "CA", "ON", "NY"), "timezone": ("America/Toronto", "UTC", "Europe/Paris")}
+
+
+def _real_values(value, turn):
+    """Every field of _REAL_VALUES in a body, however deep, given a value the service takes."""
+    if isinstance(value, dict):
+        for field, inner in value.items():
+            choices = _REAL_VALUES.get(field)
+            if choices and isinstance(inner, str):
+                value[field] = choices[turn % len(choices)]
+            else:
+                _real_values(inner, turn)
+    elif isinstance(value, list):
+        for inner in value:
+            _real_values(inner, turn)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def _storable_text(value):
+    """Text without unpaired UTF-16 surrogates, which the service refuses in any string (PostgreSQL cannot store them),
+    a rule JSON Schema cannot state; tested on its own by the hostile-input suite."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("?", value)
+    if isinstance(value, dict):
+        return {_storable_text(key): _storable_text(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_storable_text(inner) for inner in value]
+    return value
+
+
+def _consistent_body(case):
+    """In every other valid body, dependent fields are left out, what the service checks beyond JSON Schema is put right,
+    and every state and time zone is a real one."""
+    body = case.body
+    if not isinstance(body, dict) or not _repairs(case):
+        return
+    turn = _turn(f"{_operation(case)} consistent")
+    # A copy (the coverage phase hands the same body to several cases), its text storable.
+    body = case.body = _storable_text(copy.deepcopy(body))
+    operation = (case.operation.method.upper(), case.operation.path)
+    for field in _DEPENDENT_FIELDS.get(operation, ()):
+        body.pop(field, None)
+    if operation in _CONSISTENT:
+        _CONSISTENT[operation](body)
+    _real_values(body, turn)
 
 
 def _uuid_like(value):
@@ -144,7 +323,7 @@ def _refer_to_records(case):
     seeded feed's start; and the values that must be unique in the company (emp_number, names) are made so, and
     skills are the company's."""
     body = case.body
-    if not isinstance(body, dict) or not _positive(case):
+    if not isinstance(body, dict) or not (_positive(case) or _repairs(case)):
         return
     line_items = _RECORD_IDS["line_items"].get((case.path_parameters or {}).get("id"))
     for field, id_field in (("received_items", "line_item_id"), ("line_items", "id")):
@@ -153,7 +332,7 @@ def _refer_to_records(case):
                 if isinstance(item, dict) and _uuid_like(item.get(id_field)):
                     item[id_field] = line_items[n % len(line_items)]
     turn = _turn(f"{_operation(case)} body")
-    if turn % 2 == 0:
+    if not _repairs(case):
         return
     references = _RECORD_IDS["separate_references" if _in_separate_company(case) else "references"]
     for field, value in list(body.items()):
@@ -202,7 +381,7 @@ def _unique_dates(case, body, turn):
         body[field] = date.isoformat()
 
 
-_UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "project_code", "po_number"}
+_UNIQUE = {"emp_number", "vendor_name", "role_name", "name", "last_name", "project_code", "po_number"}
 # Unique values with a pattern of their own (no spaces): made unique as FZ-<hex>.
 _CODES = {"emp_number", "project_code", "po_number"}
 # The test's subscriber endpoint: loopback, which the test's configuration allows.
@@ -233,9 +412,14 @@ def _filter_test_body(case):
 def _endpoint_body(case):
     """A valid registration is one kind of endpoint or the other, which one JSON Schema does not say: a feed has no URL,
     authentication, rate limit or ordering per record; a webhook has the test's URL. A filter generated from the schema
-    alone is mostly refused by the service's check of its paths and values, so a valid one stands in for it."""
+    alone is mostly refused by the service's check of its paths and values, so a valid one stands in for it (in every
+    other valid update too)."""
     body = case.body
-    if case.operation.method.upper() != "POST" or case.operation.path != "/api/v1/webhook-endpoints" or not isinstance(body, dict) or not _positive(case):
+    if not isinstance(body, dict) or not _positive(case):
+        return
+    if (case.operation.method.upper(), case.operation.path) == ("PUT", "/api/v1/webhook-endpoints/{id}") and body.get("filter") is not None and _repairs(case):
+        body["filter"] = _ENDPOINT_FILTER
+    if case.operation.method.upper() != "POST" or case.operation.path != "/api/v1/webhook-endpoints":
         return
     if body.get("delivery") == "feed":
         for field in ("url", "authentication", "max_attempts_per_second"):
@@ -261,11 +445,15 @@ def _unique_idempotency_key(case):
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
+    _decide(case)
     _use_records(case)
+    _own_record(case)
+    _keyset_cursor(case)
     _unique_idempotency_key(case)
     _refer_to_records(case)
     _endpoint_body(case)
     _filter_test_body(case)
+    _consistent_body(case)
     secret = _KEY["secret"] if _header(case.headers, "X-API-Key") == _KEY["key"] else None
     body = case.body
     is_json_value = isinstance(body, (dict, list, str, int, float, bool)) or body is None
@@ -305,6 +493,8 @@ def after_call(context, case, response):
         "code": error.get("code"),
         "field": details.get("field"),
         "reason": details.get("reason"),
+        "scenario": _SCENARIO["number"],
+        "put_right": _PUT_RIGHT.pop(case.id, False),
     }
     with _LOCK:
         _RESPONSES.write(json.dumps(record) + "\n")
