@@ -29,8 +29,10 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY schemas ./schemas
-# The console's stylesheet and script, read from src/console/assets as in the repo.
+# The console's stylesheet and script, read from src/console/assets as in the repo, and the database's functions and
+# triggers, applied from src/db/sql after the migrations.
 COPY src/console/assets ./src/console/assets
+COPY src/db/sql ./src/db/sql
 USER node
 EXPOSE 3000
 CMD ["npm", "run", "start:api"]

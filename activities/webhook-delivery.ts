@@ -114,9 +114,9 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
 
   /**
    * The delivery as begun for the run: a missing one is waited for a while (a run started by hand before its delivery
-   * was written), one that differs from the input or was delivered already is refused.
+   * was written), one that differs from the input is refused, and (but where `delivered` is allowed) one delivered already.
    */
-  function checkBegun(input: WebhookDeliveryInput, begun: BegunAttempt | null): BegunAttempt {
+  function checkBegun(input: WebhookDeliveryInput, begun: BegunAttempt | null, delivered: 'refused' | 'allowed' = 'refused'): BegunAttempt {
     if (!begun) {
       const message = `Delivery ${input.deliveryId} does not exist`;
       if (Context.current().info.attempt >= MISSING_DELIVERY_ATTEMPTS) throw refuse(message);
@@ -124,7 +124,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
     }
     const mismatches = inputMismatches(input, begun);
     if (mismatches.length) throw refuse(`The input does not match delivery ${begun.deliveryId} in the database: ${mismatches.join('; ')}`);
-    if (begun.status === 'delivered') throw refuse(`Delivery ${begun.deliveryId} was delivered at ${begun.deliveredAt?.toISOString()}; there is nothing to re-run`);
+    if (begun.status === 'delivered' && delivered === 'refused') throw refuse(`Delivery ${begun.deliveryId} was delivered at ${begun.deliveredAt?.toISOString()}; there is nothing to re-run`);
     return begun;
   }
 
@@ -144,6 +144,21 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
     };
   }
 
+  /**
+   * The first task of a run whose delivery was delivered already: this run's own first task done again (its completion
+   * was refused, say because a signal came while it ran, and its local activity's result went with it), or a run started
+   * by hand for a delivered delivery. Nothing is sent: the run ends delivered, with the attempt that delivered it.
+   */
+  function alreadyDelivered(begun: BegunAttempt, runAttempt: number): DeliveryRunStart {
+    const last = begun.last!;
+    const plan = planOf(begun, runAttempt);
+    return {
+      // Numbered as the attempt that delivered it, which the run then counts as made.
+      plan: { ...plan, mode: plan.mode === 'await_rerun' ? 'rerun' : plan.mode, nextAttemptNumber: last.attemptNumber, lastFailure: null },
+      first: { kind: 'delivered', statusCode: last.statusCode ?? 200, durationMs: last.durationMs ?? 0 },
+    };
+  }
+
   return {
     /**
      * The run's first workflow task, as a local activity: checks the input against the database (a run started by hand
@@ -160,7 +175,9 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       const begun = checkBegun(
         input,
         await attempts.begin(input.deliveryId, { attemptNumber: null, trigger: 'automatic', takeRateSlot: attempting, admit: attempting, markInProgress: false, expected: input }),
+        'allowed',
       );
+      if (begun.status === 'delivered') return alreadyDelivered(begun, runAttempt);
       const plan = planOf(begun, runAttempt);
       if (plan.mode === 'await_rerun') return { plan, first: { kind: 'none' } };
       const { admission } = begun;

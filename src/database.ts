@@ -1,6 +1,6 @@
 import { MikroORM } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
-import { defineConfig, type PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { defineConfig, type EntityManager, type PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { ConsoleUser } from './console/users/console-user.entity';
 import { ApiKey } from './domain/accounts/api-key.entity';
 import { Company } from './domain/accounts/company.entity';
@@ -30,6 +30,7 @@ import { WebhookEndpoint } from './delivery/webhook-endpoint.entity';
 import { WebhookRecovery } from './delivery/webhook-recovery.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { MIGRATIONS } from './db/migrations';
+import { applyRepeatableSql } from './db/repeatable-sql';
 import type { Orm } from './db/orm';
 
 /*
@@ -94,8 +95,12 @@ export async function connectOrm(databaseUrl: string, poolMax?: number): Promise
   return MikroORM.init<PostgreSqlDriver>(ormConfig(databaseUrl, poolMax));
 }
 
-/** Applies every pending migration; safe to run from several processes (the migrator takes a lock table). */
+/**
+ * Applies every pending migration, then the functions and triggers of src/db/sql/ that changed (src/db/repeatable-sql.ts);
+ * safe to run from several processes (the migrator takes a lock table, the files an advisory lock). Returns what it applied.
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
   const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+  const files = await applyRepeatableSql(orm.em.fork() as EntityManager);
+  return [...applied.map((m) => m.name), ...files];
 }

@@ -21,9 +21,8 @@ import { PROGRESS_INTERVAL_MS, type WebhookResult, type WebhookSender } from './
 import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-delivery.contract';
 
 /**
- * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions of
- * src/db/migrations/Migration20261203000000DeliveryEngine.ts, as Migration20261205000000EndpointAuthentication.ts
- * and Migration20261206000000OrderedDelivery.ts last replaced them; each one round trip):
+ * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions in
+ * src/db/sql/functions/; each one round trip):
  *
  * 1. begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and
  *    asks its admission (the cap on attempts in flight and the breaker: endpoint-admission.ts; on an endpoint ordered
@@ -149,7 +148,7 @@ const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'clos
   'select * from finish_delivery_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)',
 );
 
-/** The record's next delivery to the same endpoint, when it waits for this one (Migration20261206000000OrderedDelivery). */
+/** The record's next delivery to the same endpoint, when it waits for this one (src/db/sql/functions/record_successor_to_wake.sql). */
 const RECORD_SUCCESSOR = new PreparedStatement<{ wake: string[] }>('record_successor_to_wake', 'select record_successor_to_wake($1) as wake');
 
 const MARK_IN_PROGRESS = new PreparedStatement(

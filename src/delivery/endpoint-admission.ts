@@ -58,7 +58,7 @@ export function verdictOf(result: WebhookResult): EndpointVerdict {
 
 /**
  * Admits the delivery's next attempt (taking a slot) or holds it (marking the delivery held, oldest first), in one
- * statement (admit_delivery_attempt, src/db/migrations/Migration20261204000000EndpointRunBudget.ts): the endpoint's row
+ * statement (src/db/sql/functions/admit_delivery_attempt.sql): the endpoint's row
  * locked first, then its slots, breaker and held deliveries counted. A delivery that holds a slot already (its activity
  * is retried after a worker died) is admitted again. An attempt's own path asks within begin_delivery_attempt
  * (src/delivery/attempt.ts).
@@ -127,7 +127,7 @@ export async function wakeHeld(em: EntityManager, deliveryWorkflows: DeliveryWor
 
 /**
  * The oldest held deliveries of the endpoint, as many as it has free slots of `maxInFlight` not kept for deliveries woken
- * a moment ago, marked woken (held_to_wake, src/db/migrations/Migration20261204000000EndpointRunBudget.ts).
+ * a moment ago, marked woken (src/db/sql/functions/held_to_wake.sql).
  */
 async function heldToWake(em: EntityManager, endpointId: string, maxInFlight: number): Promise<string[]> {
   const [row] = await em.execute<{ wake: string[] }[]>('select held_to_wake(?, ?) as wake', [endpointId, maxInFlight]);
@@ -171,5 +171,7 @@ export async function heldCount(em: EntityManager, endpointId: string): Promise<
 
 /** The run stopped waiting for good (delivered elsewhere, cancelled, failed): it no longer holds anyone back. */
 export async function clearHold(em: EntityManager, deliveryId: string): Promise<void> {
-  await em.execute('update webhook_deliveries set held_reason = null, held_until = null, woken_at = null where id = ? and held_until is not null', [deliveryId]);
+  await em.execute('update webhook_deliveries set held_reason = null, held_until = null, woken_at = null, start_claimed_until = null where id = ? and held_until is not null', [
+    deliveryId,
+  ]);
 }

@@ -75,7 +75,7 @@ export class OutboxEvent extends CompanyRecord {
 
   /**
    * The event's place among its record's events, in the order their transactions committed: assigned at commit
-   * (Migration20261206000000OrderedDelivery), so a transaction that began first but committed later comes after.
+   * (src/db/sql/triggers/outbox_events_record_seq.sql), so a transaction that began first but committed later comes after.
    */
   @Property({ type: 'bigint', nullable: true })
   recordSeq: Opt<string> | null = null;

@@ -15,7 +15,7 @@ const field = (data: EventData, name: string): unknown => (data ? data[name] : u
  * - employee.assigned: the employee assigned.
  * - timesheet.*: the timesheet (timesheet_id in shape A, whose entry updates carry no id of their own).
  * - endpoint.* (operational events): the endpoint; delivery.*: the delivery. Their database triggers
- *   (Migration20261207000000FiltersAndOperationalEvents) name the same.
+ *   (src/db/sql/functions/raise_*_operational_events.sql) name the same.
  * - timesheets.processed.batch: none. It is about many timesheets at once, each of which also gets its own
  *   timesheet.processed, which is ordered; the batch is ordered against nothing.
  */

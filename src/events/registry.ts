@@ -12,7 +12,7 @@ export type ShapeBName = (typeof SHAPE_B_EVENT_NAMES)[number];
 
 /**
  * Events about the account's own delivery (README "Operational events"), raised by the database as the states change
- * (Migration20261207000000FiltersAndOperationalEvents). Each is about one endpoint (`data.endpoint.id`), which is
+ * (src/db/sql/triggers/*_operational_events.sql). Each is about one endpoint (`data.endpoint.id`), which is
  * never sent it; in shape A for every endpoint, as the catalog does not describe them.
  */
 export const OPERATIONAL_EVENT_TYPES = ['endpoint.disabled', 'endpoint.circuit_opened', 'endpoint.circuit_closed', 'delivery.failed', 'delivery.recovered'] as const satisfies readonly ShapeAName[];

@@ -1,0 +1,32 @@
+-- Every insert or delete statement on a counted table (COUNTED_TABLES, src/domain/record-counts.ts) appends its rows per
+-- company to record_counts, so that a company's unfiltered list answers its exact total without counting rows.
+create or replace trigger contacts_count_inserts after insert on contacts referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger contacts_count_deletes after delete on contacts referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger customers_count_inserts after insert on customers referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger customers_count_deletes after delete on customers referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger employees_count_inserts after insert on employees referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger employees_count_deletes after delete on employees referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger locations_count_inserts after insert on locations referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger locations_count_deletes after delete on locations referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger payroll_runs_count_inserts after insert on payroll_runs referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger payroll_runs_count_deletes after delete on payroll_runs referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger projects_count_inserts after insert on projects referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger projects_count_deletes after delete on projects referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger skills_count_inserts after insert on skills referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger skills_count_deletes after delete on skills referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger time_off_count_inserts after insert on time_off referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger time_off_count_deletes after delete on time_off referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger timesheets_count_inserts after insert on timesheets referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger timesheets_count_deletes after delete on timesheets referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger vendor_locations_count_inserts after insert on vendor_locations referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger vendor_locations_count_deletes after delete on vendor_locations referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger vendors_count_inserts after insert on vendors referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger vendors_count_deletes after delete on vendors referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger webhook_alerts_count_inserts after insert on webhook_alerts referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger webhook_alerts_count_deletes after delete on webhook_alerts referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger webhook_deliveries_count_inserts after insert on webhook_deliveries referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger webhook_deliveries_count_deletes after delete on webhook_deliveries referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger work_orders_count_inserts after insert on work_orders referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger work_orders_count_deletes after delete on work_orders referencing old table as old_rows for each statement execute function count_company_rows();
+create or replace trigger work_types_count_inserts after insert on work_types referencing new table as new_rows for each statement execute function count_company_rows();
+create or replace trigger work_types_count_deletes after delete on work_types referencing old table as old_rows for each statement execute function count_company_rows();
