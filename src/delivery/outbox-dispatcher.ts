@@ -304,8 +304,9 @@ const APPEND_FEED_EVENTS = new PreparedStatement<{ held: string[] }>('append_fee
 const FEED_HELD_RETRY_MS = 100;
 
 /**
- * The deliveries whose runs were started ($1) are deferred no more, and keep their claim until their run's first task
- * asks its endpoint (held_to_wake leaves a run being started alone); those not started now ($2) are let go, and those
+ * The deliveries whose runs were started ($1) are deferred no more; a deferred one (marked held by its claim) keeps its
+ * claim until its run's first task asks its endpoint (held_to_wake leaves a run being started alone); those not
+ * started now ($2) are let go, and those
  * whose start failed ($3) keep their claim (tried again once it is over); neither of the two stays marked held, as no
  * run of theirs waits. A started delivery whose run has ended already keeps no hold either: it was claimed again after
  * its run had started and this statement failed, and its claim's hold would count at its endpoint's door for ever.
@@ -324,7 +325,7 @@ const STARTED = new PreparedStatement<{ busy: string[] }>(
      update webhook_deliveries d set start_claimed_until = case when d.id = any($2::uuid[]) then null else d.start_claimed_until end, held_until = null, held_reason = null
        from locked l where d.id = l.id and (d.id = any($2::uuid[]) or d.id = any($3::uuid[])) and d.deferred_since is not null
    ), started as (
-     update webhook_deliveries d set deferred_since = null, start_claimed_until = case when l.ended then null else d.start_claimed_until end,
+     update webhook_deliveries d set deferred_since = null, start_claimed_until = case when l.ended or d.held_until is null then null else d.start_claimed_until end,
             held_until = case when l.ended then null else d.held_until end, held_reason = case when l.ended then null else d.held_reason end
        from locked l where d.id = l.id and d.id = any($1::uuid[]))
    select coalesce(array_agg(d.id), '{}') as busy from webhook_deliveries d
