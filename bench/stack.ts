@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, globSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, globSync, mkdirSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
@@ -46,7 +46,9 @@ export async function startServers(dir: string): Promise<Servers> {
     }
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     if (!temporalAddress) {
-      // A file, as `npm start` keeps it: the in-memory server would flatter the delivery figures.
+      // A file, as `npm start` keeps it: the in-memory server would flatter the delivery figures. Its folder is
+      // the embedded PostgreSQL's, which is not made when DATABASE_URL gives the database.
+      mkdirSync(dir, { recursive: true });
       const temporal = await startTemporalDevServer({ dbFilename: path.join(dir, 'temporal.db'), namespace: 'default' });
       stops.push(temporal.stop);
       temporalAddress = temporal.address;
