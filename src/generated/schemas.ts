@@ -212,7 +212,7 @@ export interface CustomerUpdatedData {
 }
 
 /**
- * Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events.
+ * Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/retry). Not raised for test deliveries nor for deliveries of operational events.
  */
 export interface DeliveryFailedData {
   delivery_id: string;

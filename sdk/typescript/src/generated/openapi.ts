@@ -2108,7 +2108,7 @@ export interface webhooks {
         put?: never;
         /**
          * delivery.failed (shape A)
-         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events. Shape B endpoints receive this event in shape A.
+         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/retry). Not raised for test deliveries nor for deliveries of operational events. Shape B endpoints receive this event in shape A.
          */
         post: operations["webhook_A_delivery_failed"];
         delete?: never;
@@ -6530,7 +6530,7 @@ export interface components {
         };
         /**
          * DeliveryFailedData
-         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/rerun). Not raised for test deliveries nor for deliveries of operational events.
+         * @description Operational: a delivery failed for good (its attempts used up, a 4xx answer, or its endpoint disabled); it can be re-run (POST /webhook-deliveries/{id}/retry). Not raised for test deliveries nor for deliveries of operational events.
          * @example {
          *       "delivery_id": "0193f4a1-0000-7000-8000-000000000010",
          *       "event_id": "0193f4a0-0000-7000-8000-000000000001",
