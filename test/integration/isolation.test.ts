@@ -252,7 +252,9 @@ describe('isolation: an open breaker, seen and closed by hand', () => {
     const rows = await waitFor(
       async () => {
         const now = await waiting();
-        return now.some((r) => r.held) ? now : null;
+        // The dispatcher marks a run started (deferred no more) just after starting it, and the run may ask its
+        // endpoint, and be held, before that: the state settles once no held delivery is still marked deferred.
+        return now.some((r) => r.held) && !now.some((r) => r.held && r.deferred) ? now : null;
       },
       30_000,
       'a run held to probe with',
