@@ -51,7 +51,7 @@ const restrictImports = (files, patterns = [], ignores = []) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/', 'sdk/typescript/dist/', 'sdk/typescript/src/generated/'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'src/generated/', '.data/', '.venv-fuzz/', '.venv-python-sdk*/', 'sdk/typescript/dist/', 'sdk/typescript/src/generated/'] },
   eslint.configs.recommended,
   tseslint.configs.recommended,
   {
