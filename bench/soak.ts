@@ -1,0 +1,288 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseEncryptionKey } from '../src/config';
+import { SecretBox } from '../src/crypto/secret-box';
+import { signWebhook } from '../src/crypto/webhook-signature';
+import { connectOrm } from '../src/database';
+import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
+import { createCompany, issueApiKey } from '../src/domain/accounts/api-keys-service';
+import { INBOUND_SCOPE, WEBHOOKS_MANAGE_SCOPE } from '../src/domain/accounts/scopes';
+import { LOCAL_DATA_DIR, LOCAL_DATABASE, localEncryptionKey } from '../src/local-environment';
+import { PROJECT_ROOT } from '../src/paths';
+import { testCertificate } from '../test/helpers/https-receiver';
+import { summary } from './http-load';
+import { procStat, rssMb } from './proc';
+
+/**
+ * `npm run soak`: signed inbound records at a steady rate for a bounded time against a running service, each delivered
+ * to a TLS receiver in this process (issue 61). Every window (5 minutes by default) it prints the deliveries received,
+ * those received twice, commit → receipt p50 / p99 and the memory of each of the service's processes; at the end, after
+ * the last deliveries have had time to arrive, the records never delivered (lost) per window.
+ *
+ * Without BASE_URL it starts `npm start` itself (embedded PostgreSQL and Temporal, or DATABASE_URL / TEMPORAL_ADDRESS)
+ * with loopback endpoints allowed and the receiver's certificate trusted. With BASE_URL the service must run on this
+ * machine with WEBHOOK_ALLOW_LOOPBACK=true and NODE_EXTRA_CA_CERTS set to the certificate the soak prints, and
+ * SOAK_PIDS names the processes whose memory it reads. Either way it makes its own company and keys in the service's
+ * database, as `npm run cli` does (DATABASE_URL and ENCRYPTION_KEY, else the local .data folder's).
+ */
+
+const { values: options } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '60' },
+    rate: { type: 'string', default: '10' },
+    window: { type: 'string', default: '5' },
+    // How long the last records may take to arrive before they count as lost.
+    drain: { type: 'string', default: '120' },
+  },
+});
+const MINUTES = positive('minutes', options.minutes);
+const RATE = positive('rate', options.rate);
+const WINDOW_MS = positive('window', options.window) * 60_000;
+const DRAIN_MS = positive('drain', options.drain) * 1000;
+
+function positive(name: string, value: string): number {
+  const n = Number(value);
+  if (!(n > 0) || n > 100_000) throw new Error(`--${name} takes a positive number (got ${value})`);
+  return n;
+}
+
+interface Sent {
+  committedAt: number;
+  window: number;
+}
+
+interface Received {
+  firstAt: number;
+  count: number;
+}
+
+/** An HTTPS receiver on loopback that answers 200 at once and keeps only what the figures need. */
+async function startReceiver(received: Map<string, Received>, webhookIds: Map<string, number>): Promise<{ server: Server; url: string }> {
+  const { key, cert } = testCertificate();
+  const server = createServer({ key, cert }, (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = Date.now();
+      const webhookId = String(request.headers['x-webhook-id']);
+      webhookIds.set(webhookId, (webhookIds.get(webhookId) ?? 0) + 1);
+      const record = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { emp_number?: string } }).data?.emp_number;
+      if (record) {
+        const seen = received.get(record);
+        if (seen) seen.count += 1;
+        else received.set(record, { firstAt: at, count: 1 });
+      }
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end('{"received":true}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `https://localhost:${(server.address() as AddressInfo).port}/hook` };
+}
+
+/** `npm start` as a child, until it answers /health. */
+async function startService(certFile: string): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn('npm', ['start'], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: certFile, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
+  const baseUrl = `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`npm start exited with code ${child.exitCode}`);
+    if (await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false)) return { child, baseUrl };
+    await delay(500);
+  }
+  throw new Error('npm start did not answer /health within 180 s');
+}
+
+/** Each process under `roots` (and the roots), by pid, with a name: a node process by its script, else its command. */
+function processesUnder(roots: number[]): Map<number, string> {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (/^\d+$/.test(entry)) parents.set(Number(entry), procStat(Number(entry))?.ppid ?? 0);
+  }
+  const found = new Map<number, string>();
+  const pending = [...roots];
+  while (pending.length) {
+    const pid = pending.pop()!;
+    if (found.has(pid)) continue;
+    let name: string;
+    try {
+      // PostgreSQL's backends rewrite their command line; their command name stays `postgres`.
+      const command = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      // Node names its main thread MainThread: a node process is known by its executable.
+      const isNode = path.basename(args[0] ?? '') === 'node';
+      const script = isNode ? args.find((arg) => /\.(ts|js|mjs)$/.test(arg) && !arg.includes('node_modules')) : undefined;
+      // tsx's launcher is a node process of its own that starts the service's with the same script.
+      const launcher = isNode && /tsx\/dist\/cli\.m?js$/.test(args[1] ?? '');
+      name = launcher ? 'tsx' : script ? `node ${script.replace(`${PROJECT_ROOT}/`, '')}` : isNode ? 'node' : command;
+    } catch {
+      continue;
+    }
+    found.set(pid, name);
+    for (const [child, parent] of parents) if (parent === pid) pending.push(child);
+  }
+  return found;
+}
+
+/** RSS in MB by process name (processes of one name added up: PostgreSQL's backends). */
+function memoryByName(roots: number[]): Record<string, number> {
+  const memory: Record<string, number> = {};
+  for (const [pid, name] of processesUnder(roots)) {
+    const rss = rssMb(pid);
+    // npm, the shell that starts the service and tsx's launcher are not the service.
+    if (rss !== null && !['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) memory[name] = (memory[name] ?? 0) + rss;
+  }
+  return memory;
+}
+
+async function makeTenant(keys: number): Promise<{ companyId: string; senders: { key: string; signingSecret: string }[]; subscriber: string }> {
+  const url = process.env.DATABASE_URL || runningEmbeddedPostgresUrl(LOCAL_DATA_DIR, LOCAL_DATABASE);
+  if (!url) throw new Error("no database: set DATABASE_URL (and ENCRYPTION_KEY) to the service's, or run `npm start` here");
+  const orm = await connectOrm(url, 2);
+  try {
+    const em = orm.em.fork();
+    const box = new SecretBox(parseEncryptionKey(process.env.ENCRYPTION_KEY || localEncryptionKey()));
+    const company = await createCompany(em, `Soak ${new Date().toISOString()}`);
+    const issue = (name: string, scopes: string[]) => issueApiKey(em, box, { companyId: company.id, name, scopes });
+    const senders = [];
+    for (let i = 0; i < keys; i++) senders.push(await issue(`soak sender ${i + 1}`, [INBOUND_SCOPE]));
+    // Changes are not delivered to the endpoints of the key that made them: the endpoint is another key's.
+    const subscriber = await issue('soak subscriber', [WEBHOOKS_MANAGE_SCOPE]);
+    return { companyId: company.id, senders: senders.map((s) => ({ key: s.key, signingSecret: s.signingSecret })), subscriber: subscriber.key };
+  } finally {
+    await orm.close();
+  }
+}
+
+const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
+
+async function main() {
+  const { certFile } = testCertificate();
+  const received = new Map<string, Received>();
+  const webhookIds = new Map<string, number>();
+  const receiver = await startReceiver(received, webhookIds);
+  let service: ChildProcess | null = null;
+  let baseUrl = process.env.BASE_URL?.replace(/\/$/, '');
+  const pids = (process.env.SOAK_PIDS ?? '').split(',').filter(Boolean).map(Number);
+  try {
+    if (!baseUrl) {
+      const started = await startService(certFile);
+      service = started.child;
+      baseUrl = started.baseUrl;
+      pids.push(service.pid!);
+    } else {
+      console.log(`Against ${baseUrl}: it must run here with WEBHOOK_ALLOW_LOOPBACK=true and NODE_EXTRA_CA_CERTS=${certFile}`);
+    }
+    // The spec's inbound limits per key, 50 a minute and 1,000 an hour, with a tenth to spare.
+    const total = Math.ceil(RATE * MINUTES * 60);
+    const keys = Math.max(1, Math.ceil(Math.max((RATE * 60) / 45, (RATE * Math.min(MINUTES, 60) * 60) / 900)));
+    const tenant = await makeTenant(keys);
+    const endpoint = await fetch(`${baseUrl}/api/v1/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': tenant.subscriber },
+      body: JSON.stringify({ url: receiver.url, event_types: ['employee.created'] }),
+    });
+    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+    console.log(`Soak: ${fmt(RATE)} signed employee.created a second for ${MINUTES} min (${total.toLocaleString('en-US')} records over ${keys} keys), windows of ${WINDOW_MS / 60_000} min`);
+
+    const sent = new Map<string, Sent>();
+    const refused: Record<string, number> = {};
+    const started = Date.now();
+    const windowCount = Math.ceil((MINUTES * 60_000) / WINDOW_MS);
+    const peakMemory: Record<string, number>[] = Array.from({ length: windowCount }, () => ({}));
+    const sampleMemory = () => {
+      const window = Math.min(windowCount - 1, Math.floor((Date.now() - started) / WINDOW_MS));
+      for (const [name, mb] of Object.entries(memoryByName(pids))) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
+    };
+    const memoryTimer = setInterval(sampleMemory, 1000);
+    const inFlight = new Set<Promise<void>>();
+    const tag = `soak-${started}`;
+    let printed = 0;
+    for (let n = 0; n < total; n++) {
+      // Paced by the clock, not by the answers: a slow answer does not slow the offered rate.
+      const due = started + (n * 1000) / RATE;
+      if (due > Date.now()) await delay(due - Date.now());
+      const window = Math.floor((Date.now() - started) / WINDOW_MS);
+      while (printed < window) printWindow(printed++);
+      const key = tenant.senders[n % keys]!;
+      const record = `${tag}-${n}`;
+      const body = JSON.stringify({
+        event_type: 'employee.created',
+        timestamp: new Date().toISOString(),
+        source: 'soak',
+        data: { emp_number: record, name: `Soak ${n}`, email: `soak${n}@soak.example`, employee_type: 'site_worker' },
+      });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const request: Promise<void> = fetch(`${baseUrl}/webhooks/inbound`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-Key': key.key, 'X-Webhook-Timestamp': timestamp, 'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body) },
+        body,
+      })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          if (response.ok) sent.set(record, { committedAt: Date.now(), window });
+          else refused[response.status] = (refused[response.status] ?? 0) + 1;
+        })
+        .catch(() => {
+          refused.network = (refused.network ?? 0) + 1;
+        })
+        .finally(() => inFlight.delete(request));
+      inFlight.add(request);
+    }
+    await Promise.all(inFlight);
+    // The last records' deliveries, bounded by the drain time.
+    const drainDeadline = Date.now() + DRAIN_MS;
+    while (Date.now() < drainDeadline && [...sent.keys()].some((record) => !received.has(record))) await delay(500);
+    clearInterval(memoryTimer);
+    while (printed < windowCount) printWindow(printed++);
+
+    console.log('\n| Window | Committed | Delivered | Lost | Received twice | Commit → receipt | Memory peak (MB) |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (let w = 0; w < windowCount; w++) console.log(row(w, true));
+    const lost = [...sent.keys()].filter((record) => !received.has(record)).length;
+    const twice = [...webhookIds.values()].filter((count) => count > 1).length;
+    console.log(
+      `\nSoak ended: ${sent.size.toLocaleString('en-US')} committed, ${lost} lost, ${twice} received twice (by X-Webhook-ID)` +
+        (Object.keys(refused).length ? `; refused ${Object.entries(refused).map(([status, count]) => `${count} × ${status}`).join(', ')}` : ''),
+    );
+    process.exitCode = lost > 0 || twice > 0 || sent.size < total ? 1 : 0;
+
+    function row(w: number, final: boolean): string {
+      const records = [...sent].filter(([, s]) => s.window === w);
+      const delivered = records.filter(([record]) => received.has(record));
+      const latencies = delivered.map(([record, s]) => received.get(record)!.firstAt - s.committedAt);
+      const twiceHere = delivered.filter(([record]) => received.get(record)!.count > 1).length;
+      const latency = latencies.length ? summary(latencies) : null;
+      const memory = Object.entries(peakMemory[w] ?? {})
+        .map(([name, mb]) => `${name} ${fmt(mb)}`)
+        .join(', ');
+      const from = (w * WINDOW_MS) / 60_000;
+      return `| ${from}–${from + WINDOW_MS / 60_000} min | ${records.length} | ${delivered.length} | ${final ? records.length - delivered.length : `${records.length - delivered.length} not yet`} | ${twiceHere} | ${latency ? `p50 ${fmt(latency.p50)} / p99 ${fmt(latency.p99)} ms` : '–'} | ${memory} |`;
+    }
+    function printWindow(w: number) {
+      console.log(row(w, false));
+    }
+  } finally {
+    if (service?.pid) {
+      // The whole group: npm, tsx and the service's node process.
+      process.kill(-service.pid, 'SIGTERM');
+      await new Promise((resolve) => service!.once('exit', resolve));
+    }
+    await new Promise((resolve) => receiver.server.close(resolve));
+    receiver.server.closeAllConnections();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
