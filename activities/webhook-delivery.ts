@@ -102,6 +102,9 @@ function answerOf(result: Exclude<AttemptResult, { kind: 'in_flight' }>): SendAt
   return settle(result.attempt);
 }
 
+/** Whether the attempt a run would make now is recorded in progress: handed off, and not finished yet. */
+const inFlight = (begun: BegunAttempt) => begun.last?.outcome === 'in_progress' && begun.last.attemptNumber === begun.attemptNumber;
+
 export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAttempts: attempts }: ActivityDeps) {
   /** Checks the run's input and workflow id before anything is read. */
   function checkRun(input: WebhookDeliveryInput, workflowId: string): void {
@@ -128,11 +131,15 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
     return begun;
   }
 
-  /** The run's plan from what is recorded: the whole schedule, one attempt of a re-run, waiting for a re-run, or a test send. */
+  /**
+   * The run's plan from what is recorded: the whole schedule, one attempt of a re-run, waiting for a re-run, or a test send.
+   * A first attempt still in flight is the schedule's, not a re-run's.
+   */
   function planOf(begun: BegunAttempt, runAttempt: number): DeliveryRunPlan {
     const { last } = begun;
+    const rerun = last !== null && !(inFlight(begun) && last.attemptNumber === 0);
     return {
-      mode: begun.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : last ? 'rerun' : 'schedule',
+      mode: begun.isTest ? 'test' : runAttempt > 1 ? 'await_rerun' : rerun ? 'rerun' : 'schedule',
       nextAttemptNumber: begun.attemptNumber,
       retryDelaysMs: webhooks.retryDelaysMs,
       longestDelayMs: Math.max(0, ...webhooks.retryDelaysMs),
@@ -180,6 +187,10 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       if (begun.status === 'delivered') return alreadyDelivered(begun, runAttempt);
       const plan = planOf(begun, runAttempt);
       if (plan.mode === 'await_rerun') return { plan, first: { kind: 'none' } };
+      // This run's first task done again after it handed its attempt off (the task's completion was refused, or it timed
+      // out on an overloaded worker): the attempt is in flight, here or in another worker, and the run awaits its answer
+      // (awaitDeliveryAttempt) instead of sending it again; only an attempt whose worker is gone is made again.
+      if (inFlight(begun)) return { plan, first: { kind: 'in_flight' } };
       const { admission } = begun;
       if (admission?.kind === 'throttled') return { plan, first: admission };
       if (admission?.kind === 'held') return { plan, first: admission };
