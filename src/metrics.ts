@@ -141,6 +141,8 @@ export interface WorkerMetrics {
   registry: Registry;
   attemptDuration: Histogram<'endpoint_host' | 'outcome'>;
   circuitTransitions: Counter<'to'>;
+  /** An attempt's statement (begin, finish) cancelled by PostgreSQL to break a deadlock, and run again. */
+  attemptDeadlocks: Counter<'statement'>;
   /** Counted by the outbox dispatcher (src/delivery/outbox-dispatcher.ts) of the process. */
   eventsFilteredOut: Counter<'endpoint_id'>;
 }
@@ -161,6 +163,12 @@ export function createWorkerMetrics(orm: Orm): WorkerMetrics {
       name: 'webhook_circuit_transitions_total',
       help: "Endpoint circuit breakers this worker opened (after failures, or a failed probe) or closed (a probe or any attempt succeeded).",
       labelNames: ['to'],
+      registers: [registry],
+    }),
+    attemptDeadlocks: new Counter({
+      name: 'webhook_attempt_deadlocks_total',
+      help: "An attempt's statements (begin, finish) PostgreSQL cancelled to break a deadlock, each run again; the engine's lock order should keep it at 0.",
+      labelNames: ['statement'],
       registers: [registry],
     }),
     eventsFilteredOut: new Counter({

@@ -213,6 +213,10 @@ export interface DeliveryAttemptsDeps {
   releaseWaiting(endpointId: string): Promise<void>;
 }
 
+/** PostgreSQL's SQLSTATE for a statement cancelled to break a deadlock, and how often an attempt's statement meets one. */
+const DEADLOCK_DETECTED = '40P01';
+const DEADLOCK_TRIES = 3;
+
 /** A worker's attempts: begun, sent and finished here; those handed off are kept until they finish. */
 export class DeliveryAttempts {
   private readonly handedOff = new Map<string, Promise<MadeAttempt>>();
@@ -229,7 +233,7 @@ export class DeliveryAttempts {
   /** Reads the delivery and asks its endpoint, in one statement; null when the delivery does not exist. */
   async begin(deliveryId: string, options: BeginOptions): Promise<BegunAttempt | null> {
     const { admission } = this.deps.webhooks;
-    const [row] = await BEGIN.rows(this.em(), [
+    const [row] = await this.retryingDeadlocks('begin', () => BEGIN.rows(this.em(), [
       deliveryId,
       uuidv7(),
       options.attemptNumber,
@@ -244,8 +248,24 @@ export class DeliveryAttempts {
       admission.maxInFlight,
       admission.slotLeaseMs,
       HELD_RECHECK_MS,
-    ]);
+    ]));
     return row ? begunFrom(deliveryId, row) : null;
+  }
+
+  /**
+   * Runs one of an attempt's statements again when PostgreSQL cancelled it to break a deadlock: its transaction was
+   * rolled back whole, so running it again is safe. A safety net under the engine's lock order (README.md), counted in
+   * webhook_attempt_deadlocks_total: a deadlock there is a bug to find.
+   */
+  private async retryingDeadlocks<T>(statement: 'begin' | 'finish', run: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await run();
+      } catch (error) {
+        if ((error as { code?: string }).code !== DEADLOCK_DETECTED || tries >= DEADLOCK_TRIES) throw error;
+        this.deps.metrics.attemptDeadlocks.inc({ statement });
+      }
+    }
   }
 
   /**
@@ -332,7 +352,7 @@ export class DeliveryAttempts {
     const verdict: EndpointVerdict = verdictOf(result);
     const { admission } = this.deps.webhooks;
     const gone = active && result.statusCode === 410;
-    const [finished] = await FINISH.rows(this.em(), [
+    const [finished] = await this.retryingDeadlocks('finish', () => FINISH.rows(this.em(), [
       begun.deliveryId,
       uuidv7(),
       request.attemptNumber,
@@ -352,7 +372,7 @@ export class DeliveryAttempts {
       admission.cooldownMs,
       admission.maxCooldownMs,
       admission.maxInFlight,
-    ]);
+    ]));
     await this.afterFinish(begun, result, finished ?? null);
     if (active || result.durationMs > 0) {
       this.deps.metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);

@@ -346,7 +346,10 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     expect(hook.requests.length).toBe(settled);
     expect(hook.requests.filter((r) => r.receivedAt > Date.parse(breaker.opened_at) + 1_000)).toEqual([]);
 
-    // The endpoint's runs (the eight but those deferred behind its cap of open runs) were attempted by both workers.
+    // The endpoint's runs (the eight but those deferred behind its cap of open runs) were attempted, and the breaker
+    // counted their failures in PostgreSQL, which both workers read. Which worker attempts a run is the dispatchers'
+    // race for the claim (a run starts eagerly in its dispatcher's worker, its retries there too), so one worker may
+    // have made them all: what both must do, send nothing once it is open, is checked above.
     const deliveries = () =>
       stack.em().execute<{ id: string; status: string; held_reason: string | null; deferred: boolean }[]>(
         'select id, status, held_reason, deferred_since is not null as deferred from webhook_deliveries where endpoint_id = ?',
@@ -355,7 +358,8 @@ describe('scale-out: two api and two worker processes on one PostgreSQL and one 
     const withRuns = (await deliveries()).filter((d) => !d.deferred).map((d) => d.id);
     expect(withRuns.length).toBeGreaterThanOrEqual(BREAKER_FAILURES);
     const identities = new Set((await Promise.all(withRuns.map(attemptIdentities))).flat());
-    expect(identities.size).toBe(2);
+    expect(identities.size).toBeGreaterThan(0);
+    expect([...identities].filter((identity) => !workers.map(identityOf).includes(identity))).toEqual([]);
     // Each of the eight waits for the breaker's probe (its run held, or deferred without one), none delivered or failed.
     await waitFor(async () => (await deliveries()).every((d) => d.held_reason === 'circuit_open' || d.deferred), 30_000, 'every delivery held by the breaker or deferred');
     const statuses = (await deliveries()).map((d) => d.status);

@@ -13,6 +13,13 @@ declare
   v_settlement record;
   v_retrying boolean := p_outcome = 'retryable_failure' and p_next_attempt_in_ms is not null;
 begin
+  -- The engine's lock order (src/delivery/README.md): the endpoint's row before its deliveries' rows, as an admission
+  -- takes them; taken the other way round, a finish and an admission could each wait for the other's row.
+  select d.endpoint_id into v_endpoint from webhook_deliveries d where d.id = p_delivery;
+  if v_endpoint is null then
+    return;
+  end if;
+  perform 1 from webhook_endpoints e where e.id = v_endpoint for update;
   insert into webhook_delivery_attempts as a (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger, trace_id,
       outcome, status_code, duration_ms, error, response_excerpt, finished_at)
     select p_attempt_id, d.company_id, now(), now(), p_delivery, p_attempt_number, p_trigger, p_trace_id,

@@ -13,13 +13,16 @@ begin
   with held as (
     select d.id, d.created_at, d.woken_at > clock_timestamp() - interval '5 seconds' or d.start_claimed_until > clock_timestamp() as reserving
       from webhook_deliveries d where d.endpoint_id = p_endpoint and d.held_until is not null and d.held_reason is distinct from 'awaiting_predecessor'
+  ), picked as (
+    select h.id from held h where not coalesce(h.reserving, false) order by h.created_at, h.id
+     limit greatest(0, p_max_in_flight
+       - (select count(*) from webhook_endpoint_slots s where s.endpoint_id = p_endpoint and s.expires_at > clock_timestamp())
+       - (select count(*) from held h where h.reserving))
+  ), locked as (
+    -- Locked in one order (src/delivery/README.md, "Lock order"), not in whatever order the update would meet them.
+    select d.id from webhook_deliveries d where d.id in (select id from picked) order by d.id for no key update
   ), woken as (
-    update webhook_deliveries d set woken_at = clock_timestamp() from (
-      select h.id from held h where not coalesce(h.reserving, false) order by h.created_at, h.id
-       limit greatest(0, p_max_in_flight
-         - (select count(*) from webhook_endpoint_slots s where s.endpoint_id = p_endpoint and s.expires_at > clock_timestamp())
-         - (select count(*) from held h where h.reserving))
-    ) picked where d.id = picked.id
+    update webhook_deliveries d set woken_at = clock_timestamp() from locked l where d.id = l.id
     returning d.id, d.created_at
   )
   select coalesce(array_agg(w.id order by w.created_at, w.id), '{}') into v_wake from woken w;

@@ -1,4 +1,6 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { FIRST_ATTEMPT_INLINE_MS, createDeliveryRunActivities } from '../../activities/webhook-delivery';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { type AttemptRequest, DeliveryAttempts } from '../../src/delivery/attempt';
@@ -13,16 +15,18 @@ import { startReceiver, testCertificate, type TestReceiver } from '../helpers/ht
 import { createTenant, envelope, sendInbound, startStack, type TestStack } from '../helpers/stack';
 import { addApiKey, registerEndpoint } from '../helpers/webhooks';
 import { waitFor } from '../helpers/processes';
+import { holdRowLocks } from '../helpers/row-locks';
 
 /**
  * Issue 61: a run's first workflow task makes the first attempt as a local activity and hands it off when the endpoint
  * is slower than FIRST_ATTEMPT_INLINE_MS (recorded in progress, still being sent). When that task is done again (its
  * completion refused, or it timed out on an overloaded worker), its local activity runs again, in the same worker or
- * another: it must await the attempt in flight, not send it again. The stack has no worker: the dispatcher writes the
+ * another: it must await the attempt in flight, not send it again. And an attempt's finish must not deadlock with an
+ * admission at its endpoint (the engine's lock order), which cost a bench run a send twice. The stack has no worker: the dispatcher writes the
  * delivery and starts its run, and the test runs the run's activities itself, as two workers would, against the real
  * database and receiver.
  */
-describe('a handed-off first attempt, its workflow task done again', () => {
+describe('an attempt sent once (issue 61)', () => {
   let stack: TestStack;
   let slow: TestReceiver;
 
@@ -82,7 +86,7 @@ describe('a handed-off first attempt, its workflow task done again', () => {
   it.each([
     ['in the same worker', false],
     ['in another worker', true],
-  ])('%s: awaits the attempt in flight, and the endpoint gets one request', async (_where, elsewhere) => {
+  ])('a handed-off first attempt whose workflow task is done again %s: awaited, and the endpoint gets one request', async (_where, elsewhere) => {
     const input = await slowDelivery(`HANDOFF-${elsewhere ? 'B' : 'A'}`);
     const before = slow.requests.length;
     const first = aWorker();
@@ -105,5 +109,53 @@ describe('a handed-off first attempt, its workflow task done again', () => {
     expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(slow.requests.slice(before).map((request) => request.headers['x-webhook-id'])).toEqual([input.deliveryId]);
+  }, 60_000);
+
+  it("finishes an attempt while the same delivery's next admission waits for its endpoint, without a deadlock", async () => {
+    // The engine's lock order (src/delivery/README.md): a finish took the delivery's row and then its endpoint's, an
+    // admission the endpoint's and then the delivery's; released together, PostgreSQL cancelled one of them.
+    const input = await slowDelivery('LOCK-1');
+    const { admission } = stack.config.webhooks;
+    const begin = (client: Client) =>
+      client.query('select admitted from begin_delivery_attempt($1, $2, null, $3, null, false, true, true, $4, $5, $6, $7, $8, 5000)', [
+        input.deliveryId,
+        randomUUID(),
+        'automatic',
+        input.companyId,
+        input.endpointId,
+        input.eventType,
+        admission.maxInFlight,
+        admission.slotLeaseMs,
+      ]);
+    const finish = (client: Client) =>
+      client.query("select transition from finish_delivery_attempt($1, $2, 0, 'automatic', null, 'succeeded', 200, 5, null, null, null, false, true, 'healthy', $3, $4, $5, $6)", [
+        input.deliveryId,
+        randomUUID(),
+        admission.failureThreshold,
+        admission.cooldownMs,
+        admission.maxCooldownMs,
+        admission.maxInFlight,
+      ]);
+    const [admitting, finishing] = [new Client({ connectionString: stack.config.databaseUrl }), new Client({ connectionString: stack.config.databaseUrl })];
+    await Promise.all([admitting.connect(), finishing.connect()]);
+    // Attempt 0 admitted and in flight.
+    expect((await begin(admitting)).rows).toEqual([{ admitted: true }]);
+    const endpointLock = await holdRowLocks(stack.config.databaseUrl, 'select 1 from webhook_endpoints where id = $1 for update', [input.endpointId]);
+    try {
+      // The endpoint's row held: the next admission waits for it first, then the finish.
+      const waiting = (n: number) => async () =>
+        (await endpointLock.query('select count(*)::int as n from pg_stat_activity where datname = current_database() and cardinality(pg_blocking_pids(pid)) > 0')).rows[0].n >= n;
+      const admitted = begin(admitting);
+      await waitFor(waiting(1), 10_000, 'the admission to wait for the endpoint');
+      const finished = finish(finishing);
+      await waitFor(waiting(2), 10_000, 'the finish to wait');
+      await endpointLock.release();
+      const [admittedAgain, finishedOnce] = await Promise.allSettled([admitted, finished]);
+      expect([admittedAgain.status, finishedOnce.status]).toEqual(['fulfilled', 'fulfilled']);
+      expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
+    } finally {
+      await endpointLock.end();
+      await Promise.all([admitting.end(), finishing.end()]);
+    }
   }, 60_000);
 });
