@@ -126,32 +126,6 @@ describe('event feeds', () => {
     }
   });
 
-  it('holds an event back behind an earlier one another dispatcher is claiming, before its claim commits', async () => {
-    // A fresh-clone CI read a feed with ACK-3 before ACK-2: the two dispatchers' claims side by side, the later event's
-    // feed written while the earlier one's claim (its rows locked, its claimed_until not committed yet) was under way.
-    const feed = await newFeed();
-    for (const empNumber of ['CLAIMING-1', 'CLAIMING-2']) await seedEmployee(stack, tenant, { empNumber });
-    await waitFor(async () => (await read(feed.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
-    const events = await stack.em().execute<{ id: string; event_type: string }[]>(
-      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in ('CLAIMING-1', 'CLAIMING-2') order by created_at, id`,
-      [tenant.companyId],
-    );
-    const later = await newFeed();
-    // Both undispatched again; the earlier one's row locked as a claim in progress locks it, nothing committed.
-    await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
-    const claiming = await holdRowLocks(stack.config.databaseUrl, 'select 1 from outbox_events where id = $1 for update', [events[0]!.id]);
-    try {
-      const row = { id: deliveryIdFor(events[1]!.id, later.id), company_id: tenant.companyId, endpoint_id: later.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
-      const [{ held }] = await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${events[1]!.id}}`]);
-      expect(held).toEqual([events[1]!.id]);
-      expect((await call('GET', `/webhook-endpoints/${later.id}`)).body.feed.unacknowledged_events).toBe(0);
-    } finally {
-      await claiming.release();
-      await claiming.end();
-      await stack.em().execute(`update outbox_events set dispatched_at = now(), claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
-    }
-  });
-
   it('answers a long poll within a second of the commit, and empty when the wait is over', async () => {
     const feed = await newFeed();
     const started = Date.now();
@@ -245,5 +219,36 @@ describe('event feeds', () => {
     await call('POST', `/webhook-endpoints/${feed.id}/feed/ack`, { cursor: page.body.next_cursor });
     const after = (await call('GET', '/webhook-alerts?status=open')).body.data.filter((alert: { endpoint_id: string }) => alert.endpoint_id === feed.id);
     expect(after).toEqual([]);
+  });
+
+  // Last: it stops the dispatchers.
+  it('holds an event back behind an earlier one another dispatcher is claiming, before its claim commits', async () => {
+    // A fresh-clone CI read a feed with ACK-3 before ACK-2: the two dispatchers' claims side by side, the later event's
+    // feed written while the earlier one's claim (its rows locked, its claimed_until not committed yet) was under way.
+    const feed = await newFeed();
+    for (const empNumber of ['CLAIMING-1', 'CLAIMING-2']) await seedEmployee(stack, tenant, { empNumber });
+    await waitFor(async () => (await read(feed.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
+    const events = await stack.em().execute<{ id: string; event_type: string }[]>(
+      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in ('CLAIMING-1', 'CLAIMING-2') order by created_at, id`,
+      [tenant.companyId],
+    );
+    const later = await newFeed();
+    // The claims are taken by hand from here on: the dispatchers would claim the events made undispatched below before
+    // the lock that stands for another dispatcher's claim is taken. The file's last test, so none needs them after.
+    await replica.stop();
+    await stack.dispatcher!.stop();
+    // Both undispatched again; the earlier one's row locked as a claim in progress locks it, nothing committed.
+    await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
+    const claiming = await holdRowLocks(stack.config.databaseUrl, 'select 1 from outbox_events where id = $1 for update', [events[0]!.id]);
+    try {
+      const row = { id: deliveryIdFor(events[1]!.id, later.id), company_id: tenant.companyId, endpoint_id: later.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
+      const [{ held }] = await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${events[1]!.id}}`]);
+      expect(held).toEqual([events[1]!.id]);
+      expect((await call('GET', `/webhook-endpoints/${later.id}`)).body.feed.unacknowledged_events).toBe(0);
+    } finally {
+      await claiming.release();
+      await claiming.end();
+      await stack.em().execute(`update outbox_events set dispatched_at = now(), claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
+    }
   });
 });
