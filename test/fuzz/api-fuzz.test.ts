@@ -25,8 +25,8 @@ import { seedRecords } from './seeds';
  * - In `npm test`, bounded by time, not by a count of cases: schemathesis gets a wall-clock budget (FUZZ_BUDGET_SECONDS)
  *   and shares it out itself, each phase (examples, coverage, fuzzing) and each operation a slice of what is left, so
  *   that a slow machine tests every operation with fewer cases instead of running out of time half-way through the
- *   operations; a fifth of it then goes to the inbound endpoint alone (fuzzPasses). The run must still generate
- *   MIN_CASES_PER_SECOND for every second it used.
+ *   operations; a fifth of it then goes to the inbound endpoint alone, each event_type an operation of its own
+ *   (fuzzPasses). The run must still generate MIN_CASES_PER_SECOND for every second it used.
  * - `npm run fuzz` (FUZZ_DEEP=1): the deep run, FUZZ_EXAMPLES (10) cases per operation and phase with no time limit,
  *   at least DEEP_MIN_CASES in all.
  */
@@ -59,25 +59,51 @@ const DEFAULT_SEED = 1598710078;
 /** FUZZ_PATHS=<regex>: only the operations of matching paths, to look into a few (the run's minimum of cases is then not required). */
 const ONLY = process.env.FUZZ_PATHS ? new RegExp(process.env.FUZZ_PATHS) : null;
 
-/** One schemathesis run: its operations (all, or those of matching paths) and its time budget (none: the deep run's). */
+/**
+ * One schemathesis run: its operations (all, or those of matching paths), its time budget (none: the deep run's), and
+ * whether it runs on the document with each inbound event_type an operation of its own (inboundDocument).
+ */
 interface Pass {
   name: string;
   paths: RegExp | null;
   seconds: number | null;
+  perEventType: boolean;
 }
 
 /**
- * The runs of a test: one over every operation; in a bounded run, then one more over the inbound endpoint alone, with
- * INBOUND_SHARE of the budget. Its one operation takes every inbound event_type, each a body of its own, and a slow
- * machine's share of one operation in 131 can leave some never signed.
+ * The runs of a test: one over every operation, then one more over the inbound endpoint alone (in a bounded run with
+ * INBOUND_SHARE of the budget), each event_type an operation of its own. The endpoint's one operation takes every
+ * event_type, each a body of its own, and which of them a run draws is chance: a slow machine's few cases left seven
+ * never drawn. As operations of their own, schemathesis shares the pass's time out among them, as among REST routes.
  */
 function fuzzPasses(): Pass[] {
-  if (ONLY || DEEP) return [{ name: ONLY ? `paths ${ONLY.source}` : 'every operation', paths: ONLY, seconds: DEEP ? null : BUDGET_SECONDS }];
-  const inbound = Math.round(BUDGET_SECONDS * INBOUND_SHARE);
+  if (ONLY) return [{ name: `paths ${ONLY.source}`, paths: ONLY, seconds: DEEP ? null : BUDGET_SECONDS, perEventType: false }];
+  const inbound = DEEP ? null : Math.round(BUDGET_SECONDS * INBOUND_SHARE);
   return [
-    { name: 'every operation', paths: null, seconds: BUDGET_SECONDS - inbound },
-    { name: 'the inbound endpoint', paths: /^\/webhooks\/inbound$/, seconds: inbound },
+    { name: 'every operation', paths: null, seconds: inbound === null ? null : BUDGET_SECONDS - inbound, perEventType: false },
+    { name: 'each inbound event_type', paths: new RegExp(`^${INBOUND_ALIAS_PREFIX}`), seconds: inbound, perEventType: true },
   ];
+}
+
+/** The inbound endpoint's event_types as paths of their own (hooks.py sends each to /webhooks/inbound). */
+const INBOUND_ALIAS_PREFIX = '/webhooks/inbound/';
+
+interface Document {
+  paths: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * The served document with POST /webhooks/inbound split into one operation per event_type, at
+ * `/webhooks/inbound/<event_type>`, each taking that event_type's body alone (its variant of the endpoint's oneOf).
+ */
+function inboundDocument(document: Document): Document {
+  const inbound = document.paths['/webhooks/inbound']!.post as { operationId: string; requestBody: { content: Record<string, { schema: unknown }> } };
+  const paths: Document['paths'] = {};
+  for (const { eventType } of INBOUND_OPERATIONS) {
+    const body = { ...inbound.requestBody, content: { 'application/json': { schema: { $ref: `#/components/schemas/Inbound.${eventType}` } } } };
+    paths[`${INBOUND_ALIAS_PREFIX}${eventType}`] = { post: { ...inbound, operationId: `${inbound.operationId}.${eventType}`, requestBody: body } };
+  }
+  return { ...document, paths };
 }
 
 interface RunResult {
@@ -156,6 +182,13 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     writeFileSync(idsFile, JSON.stringify(await seedRecords(stack, tenant, separate)));
     const keyFile = path.join(dir, 'key.json');
     writeFileSync(keyFile, JSON.stringify({ key: tenant.key, secret: tenant.signingSecret, separate_key: separate.key }));
+    const document = (await request(stack.baseUrl, 'GET', '/api/v1/openapi.json')).body as Document;
+    const inboundDocumentFile = path.join(dir, 'inbound-openapi.json');
+    writeFileSync(inboundDocumentFile, JSON.stringify(inboundDocument(document)));
+    const configFile = path.join(PROJECT_ROOT, 'test/fuzz/schemathesis.toml');
+    // The inbound pass's own settings for its event_types' paths (a filter that matches nothing is itself a warning).
+    const inboundConfigFile = path.join(dir, 'inbound-schemathesis.toml');
+    writeFileSync(inboundConfigFile, `${readFileSync(configFile, 'utf8')}\n${readFileSync(path.join(PROJECT_ROOT, 'test/fuzz/schemathesis-inbound-types.toml'), 'utf8')}`);
     const coverageFile = path.join(dir, 'coverage.ndjson');
     const responsesFile = path.join(dir, 'responses.ndjson');
     const startedAt = Date.now();
@@ -168,6 +201,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
       FUZZ_COVERAGE_FILE: coverageFile,
       FUZZ_RESPONSES_FILE: responsesFile,
       FUZZ_IDS_FILE: idsFile,
+      FUZZ_BASE_URL: stack.baseUrl,
     };
     const schemathesis = (pass: Pass) =>
       run(
@@ -175,9 +209,9 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
         [
           // What the service answers beyond schemathesis's defaults (413 to a body over its size limit).
           '--config-file',
-          path.join(PROJECT_ROOT, 'test/fuzz/schemathesis.toml'),
+          pass.perEventType ? inboundConfigFile : configFile,
           'run',
-          `${stack.baseUrl}/api/v1/openapi.json`,
+          pass.perEventType ? inboundDocumentFile : `${stack.baseUrl}/api/v1/openapi.json`,
           '--url',
           stack.baseUrl,
           '--seed',
@@ -190,7 +224,8 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
           '--phases',
           'examples,coverage,fuzzing',
           '--checks',
-          'not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header,unsupported_method',
+          // The other methods of an event_type's own path are not the endpoint's: the first pass tries them on the endpoint.
+          `not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection,missing_required_header${pass.perEventType ? '' : ',unsupported_method'}`,
           // One worker: Hypothesis is not thread-safe everywhere (seen: "AST constructor recursion depth mismatch").
           '--workers',
           '1',
@@ -227,7 +262,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
       .filter((line) => /^\S/.test(line) || /^\s+- /.test(line))
       .map((line) => line.trim());
     const responses = readFileSync(responsesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Response);
-    const operations = documentedOperations((await request(stack.baseUrl, 'GET', '/api/v1/openapi.json')).body).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
+    const operations = documentedOperations(document).filter((op) => !ONLY || ONLY.test(op.split(' ')[1]!));
     const answered2xx = new Set(responses.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.operation));
     // schemathesis reads the document itself from there, and tests every other operation.
     if (/Loaded specification from/.test(result.output)) answered2xx.add('GET /api/v1/openapi.json');
@@ -265,7 +300,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
 });
 
 /** `METHOD /path` of every operation the OpenAPI document describes. */
-function documentedOperations(document: { paths: Record<string, Record<string, unknown>> }): string[] {
+function documentedOperations(document: Document): string[] {
   const methods = new Set(['get', 'put', 'post', 'delete', 'patch']);
   return Object.entries(document.paths).flatMap(([route, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${route}`));
 }
