@@ -102,7 +102,7 @@ function answerOf(result: Exclude<AttemptResult, { kind: 'in_flight' }>): SendAt
   return settle(result.attempt);
 }
 
-/** Whether the attempt a run would make now is recorded in progress: handed off, and not finished yet. */
+/** Whether the attempt a run would make now is recorded in progress: handed off or being sent, and not finished yet. */
 const inFlight = (begun: BegunAttempt) => begun.last?.outcome === 'in_progress' && begun.last.attemptNumber === begun.attemptNumber;
 
 export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAttempts: attempts }: ActivityDeps) {
@@ -228,14 +228,22 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
      * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber` (src/delivery/attempt.ts). A
      * 2xx returns; anything else fails the activity for good with the attempt's status code, error, duration and
      * response excerpt. The record of a finished attempt is never rewritten: a retry of this activity after the attempt
-     * finished answers from it; one after a crash mid-attempt (record still in progress) sends again and finishes it.
+     * finished answers from it. A retry while it is still recorded in progress awaits its answer: the execution before it
+     * may still be sending (its worker paused or too loaded to heartbeat in time). Only once no process can be making it
+     * any more (a crash mid-attempt) is it sent again and finished here.
      */
     async sendDeliveryAttempt(input: SendAttemptInput): Promise<SendAttemptResult> {
-      // A retry of this activity (its worker died) asks again, which renews the slot's lease; asking with the slot held admits.
-      const admit = !(input.admitted && Context.current().info.attempt === 1);
+      const retry = Context.current().info.attempt > 1;
+      const heartbeat = () => Context.current().heartbeat();
+      // A retry of this activity asks again, which renews the slot's lease; asking with the slot held admits.
+      const admit = !(input.admitted && !retry);
       const begun = await attempts.begin(input.deliveryId, { attemptNumber: input.attemptNumber, trigger: input.trigger, takeRateSlot: true, admit, markInProgress: true });
       if (!begun) throw new Error(`Delivery ${input.deliveryId} does not exist`);
-      const result = await attempts.make(begun, input, { onProgress: () => Context.current().heartbeat() });
+      if (retry && inFlight(begun)) {
+        const made = await attempts.awaitOutcome(input.deliveryId, input.attemptNumber, heartbeat);
+        if (made) return settle(made);
+      }
+      const result = await attempts.make(begun, input, { onProgress: heartbeat });
       if (result.kind === 'in_flight') throw new Error('an attempt made without a hand-off was handed off');
       return answerOf(result);
     },

@@ -217,9 +217,10 @@ export interface DeliveryAttemptsDeps {
 const DEADLOCK_DETECTED = '40P01';
 const DEADLOCK_TRIES = 3;
 
-/** A worker's attempts: begun, sent and finished here; those handed off are kept until they finish. */
+/** A worker's attempts: begun, sent and finished here, each kept until it is recorded (handed off or not). */
 export class DeliveryAttempts {
-  private readonly handedOff = new Map<string, Promise<MadeAttempt>>();
+  /** The attempts this process is making, by delivery and number: a second execution of one here awaits it. */
+  private readonly making = new Map<string, Promise<MadeAttempt>>();
   /** For the pool's connections only: no entity is ever loaded into it, so one serves every attempt. */
   private readonly db: EntityManager;
   /** The worker's OAuth tokens, shared by its attempts. */
@@ -279,6 +280,12 @@ export class DeliveryAttempts {
     if (begun.admission?.kind === 'throttled') return begun.admission;
     if (begun.admission?.kind === 'held') return begun.admission;
     const sending = this.sendAndFinish(begun, request, options.onProgress);
+    const key = attemptKey(begun.deliveryId, request.attemptNumber);
+    this.making.set(key, sending);
+    const forget = () => {
+      if (this.making.get(key) === sending) this.making.delete(key);
+    };
+    void sending.then(forget, forget);
     if (options.handOffAfterMs === undefined) return { kind: 'made', attempt: await sending };
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<null>((resolve) => {
@@ -287,26 +294,21 @@ export class DeliveryAttempts {
     const made = await Promise.race([sending, slow]);
     clearTimeout(timer);
     if (made) return { kind: 'made', attempt: made };
-    const key = attemptKey(begun.deliveryId, request.attemptNumber);
-    this.handedOff.set(key, sending);
-    void sending.then(
-      () => this.handedOff.delete(key),
-      (error: unknown) => {
-        this.handedOff.delete(key);
-        this.deps.logger.error({ err: error, deliveryId: begun.deliveryId, attemptNumber: request.attemptNumber }, 'a handed-off attempt could not be recorded');
-      },
-    );
+    sending.catch((error: unknown) => {
+      this.deps.logger.error({ err: error, deliveryId: begun.deliveryId, attemptNumber: request.attemptNumber }, 'a handed-off attempt could not be recorded');
+    });
     await MARK_IN_PROGRESS.rows(this.em(), [uuidv7(), begun.companyId, begun.deliveryId, request.attemptNumber, request.trigger, currentTraceId()]);
     return { kind: 'in_flight' };
   }
 
   /**
-   * The outcome of a handed-off attempt: awaited here when this process makes it, else read from its record until it is
-   * finished. Null when no process is making it any more (its record is still in progress well past any attempt's
-   * deadline, or there is none): the caller makes it again.
+   * The outcome of an attempt recorded in progress (handed off, or made by an execution of its activity that may still
+   * be running): awaited here when this process makes it, else read from its record until it is finished. Null when no
+   * process is making it any more (its record is still in progress well past any attempt's deadline, or there is none):
+   * the caller makes it again.
    */
   async awaitOutcome(deliveryId: string, attemptNumber: number, heartbeat: () => void): Promise<MadeAttempt | null> {
-    const here = this.handedOff.get(attemptKey(deliveryId, attemptNumber));
+    const here = this.making.get(attemptKey(deliveryId, attemptNumber));
     if (here) {
       const beating = setInterval(heartbeat, PROGRESS_INTERVAL_MS);
       try {
@@ -339,9 +341,9 @@ export class DeliveryAttempts {
     if (row?.wake.length) await this.deps.wake(endpointId, row.wake);
   }
 
-  /** Settles once every handed-off attempt has been recorded (a worker stopping waits for them). */
+  /** Settles once every attempt being made has been recorded (a worker stopping waits for those handed off). */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.handedOff.values()]);
+    await Promise.allSettled([...this.making.values()]);
   }
 
   private async sendAndFinish(begun: BegunAttempt, request: AttemptRequest, onProgress: (() => void) | undefined): Promise<MadeAttempt> {

@@ -21,7 +21,8 @@ import { holdRowLocks } from '../helpers/row-locks';
  * Issue 61: a run's first workflow task makes the first attempt as a local activity and hands it off when the endpoint
  * is slower than FIRST_ATTEMPT_INLINE_MS (recorded in progress, still being sent). When that task is done again (its
  * completion refused, or it timed out on an overloaded worker), its local activity runs again, in the same worker or
- * another: it must await the attempt in flight, not send it again. And an attempt's finish must not deadlock with an
+ * another: it must await the attempt in flight, not send it again; so must a retry of an attempt's activity while its
+ * first execution still sends. And an attempt's finish must not deadlock with an
  * admission at its endpoint (the engine's lock order), which cost a bench run a send twice. The stack has no worker: the dispatcher writes the
  * delivery and starts its run, and the test runs the run's activities itself, as two workers would, against the real
  * database and receiver.
@@ -105,6 +106,30 @@ describe('an attempt sent once (issue 61)', () => {
     const answer = await new MockActivityEnvironment().run(again.activities.awaitDeliveryAttempt, request);
     expect(answer).toMatchObject({ statusCode: 200 });
     await first.deliveryAttempts.settled();
+
+    expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(slow.requests.slice(before).map((request) => request.headers['x-webhook-id'])).toEqual([input.deliveryId]);
+  }, 60_000);
+
+  it.each([
+    ['in the same worker', false],
+    ['in another worker', true],
+  ])('an attempt whose activity is retried %s while its first execution is still sending: awaited, and the endpoint gets one request', async (_where, elsewhere) => {
+    // A worker paused, or too loaded to heartbeat in time: Temporal retries the activity while its execution still sends.
+    const input = await slowDelivery(`RETRIED-${elsewhere ? 'B' : 'A'}`);
+    const before = slow.requests.length;
+    const first = aWorker();
+    const request = { deliveryId: input.deliveryId, attemptNumber: 0, trigger: 'automatic' as const, nextAttemptInMs: null };
+    const sending = new MockActivityEnvironment().run(first.activities.sendDeliveryAttempt, request);
+    await waitFor(async () => (await attemptsOf(input.deliveryId)).length > 0 || null, 10_000, 'the attempt recorded in progress');
+    expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'in_progress' }]);
+
+    const again = elsewhere ? aWorker() : first;
+    const retried = new MockActivityEnvironment({ attempt: 2 }).run(again.activities.sendDeliveryAttempt, request);
+    const [answered, answeredAgain] = await Promise.all([sending, retried]);
+    expect(answered).toMatchObject({ statusCode: 200 });
+    expect(answeredAgain).toEqual(answered);
 
     expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
     await new Promise((resolve) => setTimeout(resolve, 500));
