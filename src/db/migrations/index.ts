@@ -28,6 +28,7 @@ import { Migration20261208000000EventFeeds } from './Migration20261208000000Even
 import { Migration20261209000000OutboxWaits } from './Migration20261209000000OutboxWaits';
 import { Migration20261210000000EndedRunsHoldNothing } from './Migration20261210000000EndedRunsHoldNothing';
 import { Migration20261211000000RepeatableSql } from './Migration20261211000000RepeatableSql';
+import { Migration20261212000000RecordCountersInOrder } from './Migration20261212000000RecordCountersInOrder';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -60,4 +61,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261209000000OutboxWaits', class: Migration20261209000000OutboxWaits },
   { name: 'Migration20261210000000EndedRunsHoldNothing', class: Migration20261210000000EndedRunsHoldNothing },
   { name: 'Migration20261211000000RepeatableSql', class: Migration20261211000000RepeatableSql },
+  { name: 'Migration20261212000000RecordCountersInOrder', class: Migration20261212000000RecordCountersInOrder },
 ];
