@@ -181,14 +181,15 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       const attempting = runAttempt === 1;
       const begun = checkBegun(
         input,
-        await attempts.begin(input.deliveryId, { attemptNumber: null, trigger: 'automatic', takeRateSlot: attempting, admit: attempting, markInProgress: false, expected: input }),
+        await attempts.begin(input.deliveryId, { attemptNumber: null, trigger: 'automatic', takeRateSlot: attempting, admit: attempting, markInProgress: attempting, expected: input }),
         'allowed',
       );
       if (begun.status === 'delivered') return alreadyDelivered(begun, runAttempt);
       const plan = planOf(begun, runAttempt);
       if (plan.mode === 'await_rerun') return { plan, first: { kind: 'none' } };
-      // This run's first task done again after it handed its attempt off (the task's completion was refused, or it timed
-      // out on an overloaded worker): the attempt is in flight, here or in another worker, and the run awaits its answer
+      // This run's first task done again while its attempt is recorded in progress (the task's completion was refused,
+      // or it timed out on an overloaded or paused worker, after the attempt was handed off or while it was still being
+      // made inline): the attempt is in flight, here or in another worker, and the run awaits its answer
       // (awaitDeliveryAttempt) instead of sending it again; only an attempt whose worker is gone is made again.
       if (inFlight(begun)) return { plan, first: { kind: 'in_flight' } };
       const { admission } = begun;

@@ -37,9 +37,9 @@ import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-deliver
  * 4. Only after a failure, or when deliveries wait: the endpoint disabled (410 Gone, or failing too long), the held
  *    deliveries woken, the breaker's move logged.
  *
- * An attempt may be handed off: when its answer takes longer than `handOffAfterMs`, it is recorded as in progress and
- * goes on in this process while the caller returns; `awaitOutcome` gives its outcome later (here or, from the record,
- * in any worker).
+ * An attempt is recorded as in progress when it begins (markInProgress). It may be handed off: when its answer takes
+ * longer than `handOffAfterMs`, it goes on in this process while the caller returns; `awaitOutcome` gives its outcome
+ * later (here or, from the record, in any worker), as it does to a second execution of the same attempt.
  */
 
 /** An attempt made: its record, as the workflow needs it. */
@@ -151,12 +151,6 @@ const FINISH = new PreparedStatement<{ transition: 'opened' | 'reopened' | 'clos
 /** The record's next delivery to the same endpoint, when it waits for this one (src/db/sql/functions/record_successor_to_wake.sql). */
 const RECORD_SUCCESSOR = new PreparedStatement<{ wake: string[] }>('record_successor_to_wake', 'select record_successor_to_wake($1) as wake');
 
-const MARK_IN_PROGRESS = new PreparedStatement(
-  'mark_delivery_attempt_in_progress',
-  `insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger, trace_id)
-   values ($1, $2, now(), now(), $3, $4, $5, $6) on conflict (delivery_id, attempt_number) do nothing`,
-);
-
 const RECORDED = new PreparedStatement<{
   outcome: AttemptOutcome;
   status_code: number | null;
@@ -182,7 +176,10 @@ export interface BeginOptions {
   takeRateSlot: boolean;
   /** Ask the endpoint to admit the attempt; false when it was admitted moments ago (its slot is held). */
   admit: boolean;
-  /** Record the attempt as in progress once admitted: an attempt that may take long shows so. */
+  /**
+   * Record the attempt as in progress once admitted: shown so while the request is out, and a second execution of the
+   * same attempt awaits it instead of sending it again.
+   */
   markInProgress: boolean;
   /** Checked against the row: nothing is taken for a delivery that differs (the caller refuses it). */
   expected?: { companyId: string; endpointId: string; eventType: string };
@@ -271,7 +268,7 @@ export class DeliveryAttempts {
 
   /**
    * Makes the begun attempt (admitted, or asked nothing of its endpoint) and records it. With `handOffAfterMs`, an
-   * answer slower than that is awaited in the background: the attempt is recorded as in progress and `in_flight` is
+   * answer slower than that is awaited in the background (the attempt began recorded as in progress) and `in_flight` is
    * returned.
    */
   async make(begun: BegunAttempt, request: AttemptRequest, options: { handOffAfterMs?: number; onProgress?: () => void } = {}): Promise<AttemptResult> {
@@ -297,7 +294,6 @@ export class DeliveryAttempts {
     sending.catch((error: unknown) => {
       this.deps.logger.error({ err: error, deliveryId: begun.deliveryId, attemptNumber: request.attemptNumber }, 'a handed-off attempt could not be recorded');
     });
-    await MARK_IN_PROGRESS.rows(this.em(), [uuidv7(), begun.companyId, begun.deliveryId, request.attemptNumber, request.trigger, currentTraceId()]);
     return { kind: 'in_flight' };
   }
 
@@ -317,8 +313,8 @@ export class DeliveryAttempts {
         clearInterval(beating);
       }
     }
-    // Recorded as in progress once the hand-off came, so its answer came within the attempt's deadline of that; a
-    // record still in progress well after is one whose worker stopped.
+    // Recorded as in progress when it began, so its answer came within the attempt's deadline of that; a record still in
+    // progress well after is one whose worker stopped.
     const abandonedAfterMs = this.deps.webhooks.timeoutMs + ABANDONED_MARGIN_MS;
     for (;;) {
       const [row] = await RECORDED.rows(this.em(), [deliveryId, attemptNumber]);

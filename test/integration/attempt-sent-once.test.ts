@@ -30,12 +30,13 @@ import { holdRowLocks } from '../helpers/row-locks';
 describe('an attempt sent once (issue 61)', () => {
   let stack: TestStack;
   let slow: TestReceiver;
+  let answerAfterMs = FIRST_ATTEMPT_INLINE_MS + 2000;
 
   beforeAll(async () => {
     stack = await startStack({ worker: false, dispatcher: true });
     slow = await startReceiver();
-    // Answers well after the hand-off.
-    slow.respondWith(() => ({ status: 200, body: '{"received":true}', delayMs: FIRST_ATTEMPT_INLINE_MS + 2000 }));
+    // Answers well after the hand-off, unless a test asks for another delay.
+    slow.respondWith(() => ({ status: 200, body: '{"received":true}', delayMs: answerAfterMs }));
   });
   afterAll(async () => {
     await slow.close();
@@ -110,6 +111,33 @@ describe('an attempt sent once (issue 61)', () => {
     expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(slow.requests.slice(before).map((request) => request.headers['x-webhook-id'])).toEqual([input.deliveryId]);
+  }, 60_000);
+
+  it("a first attempt made inline whose run's first task is done again in another worker before it is recorded: awaited, and the endpoint gets one request", async () => {
+    // A worker paused (or too loaded) past the task's timeout while its first attempt, not handed off yet, was out.
+    answerAfterMs = FIRST_ATTEMPT_INLINE_MS / 2;
+    try {
+      const input = await slowDelivery('INLINE-1');
+      const before = slow.requests.length;
+      const task = { input, workflowId: deliveryWorkflowId(input.deliveryId), runAttempt: 1 };
+      const making = new MockActivityEnvironment().run(aWorker().activities.makeFirstAttempt, task);
+      await waitFor(async () => (await attemptsOf(input.deliveryId)).length > 0 || null, 10_000, 'the attempt recorded in progress');
+      expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'in_progress' }]);
+
+      const elsewhere = aWorker();
+      const redone = (await new MockActivityEnvironment().run(elsewhere.activities.makeFirstAttempt, task)) as DeliveryRunStart;
+      expect(redone.first).toEqual({ kind: 'in_flight' });
+      const made = (await making) as DeliveryRunStart;
+      expect(made.first).toMatchObject({ kind: 'delivered', statusCode: 200 });
+      const request: AttemptRequest = { deliveryId: input.deliveryId, attemptNumber: 0, trigger: 'automatic', nextAttemptInMs: redone.plan.retryDelaysMs[0] ?? null };
+      expect(await new MockActivityEnvironment().run(elsewhere.activities.awaitDeliveryAttempt, request)).toMatchObject({ statusCode: 200 });
+
+      expect(await attemptsOf(input.deliveryId)).toEqual([{ attempt_number: 0, outcome: 'succeeded' }]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(slow.requests.slice(before).map((request) => request.headers['x-webhook-id'])).toEqual([input.deliveryId]);
+    } finally {
+      answerAfterMs = FIRST_ATTEMPT_INLINE_MS + 2000;
+    }
   }, 60_000);
 
   it.each([

@@ -63,8 +63,12 @@ begin
     update webhook_deliveries set held_reason = null, held_until = null, start_claimed_until = null where id = p_delivery and held_until is not null;
   end if;
 
-  if p_mark_in_progress and admitted is distinct from false then
-    -- Visible as in progress while the request is out.
+  -- Visible as in progress while the request is out, and so never sent again by a second execution of the same attempt
+  -- (its activity retried, or a run's first task done again) while this one may still be making it. A run's first
+  -- attempt (no number asked) is made there and then unless its endpoint has been failing: it is then an activity of
+  -- its own, which marks it.
+  if p_mark_in_progress and admitted is distinct from false
+     and (p_attempt_number is not null or is_test or endpoint_status <> 'active' or (not endpoint_failing and circuit_state = 'closed')) then
     insert into webhook_delivery_attempts (id, company_id, created_at, updated_at, delivery_id, attempt_number, trigger, trace_id)
       values (p_attempt_id, company_id, now(), now(), p_delivery, attempt_number, p_trigger, p_trace_id)
       on conflict on constraint webhook_delivery_attempts_number_unique do nothing;

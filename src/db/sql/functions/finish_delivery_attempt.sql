@@ -25,8 +25,9 @@ begin
     select p_attempt_id, d.company_id, now(), now(), p_delivery, p_attempt_number, p_trigger, p_trace_id,
       p_outcome, p_status_code, p_duration_ms, p_error, p_response_excerpt, now()
       from webhook_deliveries d where d.id = p_delivery
+    -- Begun in progress: a run's first attempt began before its plan said why it is made (automatic, manual or test).
     on conflict on constraint webhook_delivery_attempts_number_unique do update
-      set outcome = excluded.outcome, status_code = excluded.status_code, duration_ms = excluded.duration_ms, error = excluded.error,
+      set trigger = excluded.trigger, outcome = excluded.outcome, status_code = excluded.status_code, duration_ms = excluded.duration_ms, error = excluded.error,
           response_excerpt = excluded.response_excerpt, finished_at = excluded.finished_at, updated_at = now()
       where a.outcome = 'in_progress';
   update webhook_deliveries d
