@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
@@ -26,10 +26,14 @@ export async function npmStart(
   env: Record<string, string> = {},
 ): Promise<StartedService> {
   const started = performance.now();
+  // Its output in a file beside its data: read back when it does not start.
+  mkdirSync(dataDir, { recursive: true });
+  const logFile = path.join(dataDir, 'npm-start.log');
+  const log = openSync(logFile, 'a');
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: PROJECT_ROOT,
     detached: true,
-    stdio: 'ignore',
+    stdio: ['ignore', log, log],
     env: {
       ...process.env,
       PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
@@ -39,12 +43,15 @@ export async function npmStart(
       EMBEDDED_POSTGRES_PORT: String(ports.postgres),
       TEMPORAL_DEV_PORT: String(ports.temporal),
       TEMPORAL_UI_PORT: String(ports.ui),
+      // Any free port: a service already running on this machine holds the default one.
+      WORKER_METRICS_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_URL: '',
       TEMPORAL_ADDRESS: '',
       ...env,
     },
   });
+  closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let peak = 0;
   const sampler = setInterval(() => {
@@ -59,7 +66,7 @@ export async function npmStart(
   };
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
     const healthy = await fetch(`http://127.0.0.1:${ports.api}/health`).then(
       (r) => r.status === 200,
       () => false,
