@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Pool } from 'pg';
 import { parseEncryptionKey } from '../src/config';
-import { signWebhook } from '../src/crypto/webhook-signature';
 import { connectOrm } from '../src/database';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
@@ -11,6 +10,7 @@ import { COMPANY_ID } from '../workflows/search-attributes';
 import { deliveryWorkflowId } from '../workflows/webhook-delivery.contract';
 import { summary } from './http-load';
 import { type Tenant, seedTenant } from './seed';
+import { postSignedEmployee } from './signed-inbound';
 import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
@@ -148,21 +148,9 @@ async function burst(measure: Measure, tenant: Tenant, label: string, requests: 
         const n = next++;
         const key = tenant.keys[n % settings.keys]!;
         const empNumber = `${tag}-${n}`;
-        const body = JSON.stringify({
-          event_type: 'employee.created',
-          timestamp: new Date().toISOString(),
-          source: 'bench',
-          data: { emp_number: empNumber, name: `Burst ${n}`, email: `burst${n}@bench.example`, employee_type: 'site_worker' },
-        });
-        const timestamp = String(Math.floor(Date.now() / 1000));
-        const response = await fetch(`${measure.apiUrl}/webhooks/inbound`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'X-API-Key': key.key, 'X-Webhook-Timestamp': timestamp, 'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body) },
-          body,
-        });
-        await response.arrayBuffer();
-        if (response.status === 202 || response.status === 200 || response.status === 201) committedAt.set(empNumber, Date.now());
-        else refused[response.status] = (refused[response.status] ?? 0) + 1;
+        const status = await postSignedEmployee(measure.apiUrl, key, empNumber, 'bench');
+        if (status === 202 || status === 200 || status === 201) committedAt.set(empNumber, Date.now());
+        else refused[status] = (refused[status] ?? 0) + 1;
       }
     }),
   );

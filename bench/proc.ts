@@ -15,6 +15,22 @@ export function rssMb(pid: number): number | null {
 }
 
 /**
+ * Proportional set size of a process in MB (/proc/<pid>/smaps_rollup, Linux): its own pages, and each page it shares
+ * divided among the processes sharing it, so that a group's added up counts shared memory once (PostgreSQL's shared
+ * buffers, which every backend maps). Null once it has exited or when it is not ours to read.
+ */
+export function pssMb(pid: number): number | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Pss:'));
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);
  * null once it has exited.
  */

@@ -7,7 +7,6 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseEncryptionKey } from '../src/config';
 import { SecretBox } from '../src/crypto/secret-box';
-import { signWebhook } from '../src/crypto/webhook-signature';
 import { connectOrm } from '../src/database';
 import { runningEmbeddedPostgresUrl } from '../src/db/embedded-postgres';
 import { createCompany, issueApiKey } from '../src/domain/accounts/api-keys-service';
@@ -16,7 +15,8 @@ import { LOCAL_DATA_DIR, LOCAL_DATABASE, localEncryptionKey } from '../src/local
 import { PROJECT_ROOT } from '../src/paths';
 import { testCertificate } from '../test/helpers/https-receiver';
 import { summary } from './http-load';
-import { procStat, rssMb } from './proc';
+import { procStat, pssMb } from './proc';
+import { postSignedEmployee } from './signed-inbound';
 
 /**
  * `npm run soak`: signed inbound records at a steady rate for a bounded time against a running service, each delivered
@@ -133,13 +133,17 @@ function processesUnder(roots: number[]): Map<number, string> {
   return found;
 }
 
-/** RSS in MB by process name (processes of one name added up: PostgreSQL's backends). */
+/**
+ * Memory in MB by process name, as proportional set size (processes of one name added up: PostgreSQL's backends, whose
+ * shared buffers are then counted once; in RSS each backend would count every buffer it has touched, which grows for
+ * hours without any more memory in use).
+ */
 function memoryByName(roots: number[]): Record<string, number> {
   const memory: Record<string, number> = {};
   for (const [pid, name] of processesUnder(roots)) {
-    const rss = rssMb(pid);
+    const pss = pssMb(pid);
     // npm, the shell that starts the service and tsx's launcher are not the service.
-    if (rss !== null && !['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) memory[name] = (memory[name] ?? 0) + rss;
+    if (pss !== null && !['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) memory[name] = (memory[name] ?? 0) + pss;
   }
   return memory;
 }
@@ -179,6 +183,14 @@ async function main() {
       service = started.child;
       baseUrl = started.baseUrl;
       pids.push(service.pid!);
+      // Stopped early (Ctrl+C, or a supervisor's SIGTERM): the service it started goes with it.
+      const group = service.pid!;
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          process.kill(-group, 'SIGTERM');
+          process.exit(130);
+        });
+      }
     } else {
       console.log(`Against ${baseUrl}: it must run here with WEBHOOK_ALLOW_LOOPBACK=true and NODE_EXTRA_CA_CERTS=${certFile}`);
     }
@@ -215,22 +227,10 @@ async function main() {
       while (printed < window) printWindow(printed++);
       const key = tenant.senders[n % keys]!;
       const record = `${tag}-${n}`;
-      const body = JSON.stringify({
-        event_type: 'employee.created',
-        timestamp: new Date().toISOString(),
-        source: 'soak',
-        data: { emp_number: record, name: `Soak ${n}`, email: `soak${n}@soak.example`, employee_type: 'site_worker' },
-      });
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const request: Promise<void> = fetch(`${baseUrl}/webhooks/inbound`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-API-Key': key.key, 'X-Webhook-Timestamp': timestamp, 'X-Webhook-Signature': signWebhook(key.signingSecret, timestamp, body) },
-        body,
-      })
-        .then(async (response) => {
-          await response.arrayBuffer();
-          if (response.ok) sent.set(record, { committedAt: Date.now(), window });
-          else refused[response.status] = (refused[response.status] ?? 0) + 1;
+      const request: Promise<void> = postSignedEmployee(baseUrl, key, record, 'soak')
+        .then((status) => {
+          if (status >= 200 && status < 300) sent.set(record, { committedAt: Date.now(), window });
+          else refused[status] = (refused[status] ?? 0) + 1;
         })
         .catch(() => {
           refused.network = (refused.network ?? 0) + 1;
