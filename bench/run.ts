@@ -3,7 +3,8 @@
  * each phase, `-- --only isolation` for phase 9 alone, `-- --only tracing` for phase 10 alone, `-- --only scale-out` for
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
  * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone,
- * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone, `-- --only event-feeds` for phase 16 alone):
+ * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone, `-- --only event-feeds` for phase 16 alone,
+ * `-- --only front-door-burst` for phase 17 beside phase 12, `-- --only chaos` for phase 18 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -30,6 +31,7 @@ import { DeliveryProbe, probeDeliveriesOf, sustainedDeliveryRate, type Sustained
 import { deliveryListLatency, runRetention, seedOldDeliveries } from './history';
 import { type DeliveryCost, deliveryCostPhase, describeDeliveryCost } from './delivery-cost';
 import { type BurstResult, describeBurst, frontDoorBurstPhase } from './front-door-burst';
+import { chaosPhase, describeChaos } from './chaos';
 import { load, type LoadResult, median } from './http-load';
 import { monotonicMicros, summariseProfile, type Window } from './profile';
 import { measurePage, positionAt, seedWorkOrders } from './scale';
@@ -64,7 +66,7 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds', 'front-door-burst'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds', 'front-door-burst', 'chaos'];
 /** Phases that run beside another one named by `--only`: phase 17's burst is read against phase 12's cost of the same build. */
 const ALSO_RUNS: Record<string, string[]> = { 'front-door-burst': ['delivery-cost'] };
 /** Whether a phase that `--only` can name runs: alone, beside the one named, or in the full run. */
@@ -91,6 +93,20 @@ const BURST_RATE_OF_PACED = 0.8;
 const BURST_SERVICE_CPU_MS = 15;
 const BURST_MACHINE_CPU_MS = 50;
 const FRONT_DOOR_SERVICE_CPU_MS = 8;
+/**
+ * Phase 18's load: twice phase 6's paced rate, for BENCH_CHAOS_SECONDS (120; the smoke test: a few), over enough keys
+ * (their limits raised). The full run pauses a worker past the hand-off, then the other past an activity's heartbeat
+ * timeout and a workflow task's timeout; the quick one past the hand-off only.
+ */
+const CHAOS_SECONDS = Number(process.env.BENCH_CHAOS_SECONDS ?? (QUICK ? 20 : 120));
+const CHAOS_RATE_OF_PACED = 2;
+const CHAOS_PAUSES = QUICK
+  ? [{ worker: 0, at: 0.2, seconds: 2 }]
+  : [
+      { worker: 0, at: 0.15, seconds: 4 },
+      { worker: 1, at: 0.35, seconds: 15 },
+    ];
+const CHAOS_KILL_AT = 0.7;
 /** Events phase 16 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
 const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
@@ -165,6 +181,7 @@ async function main() {
       await deliveryCost(servers, compiled, dir, profileDir, { label: 'the dev server', name: 'delivery-cost', temporal: { address: servers.temporalAddress, cpuSeconds: () => ({}) } });
     }
     if (runs('front-door-burst')) await frontDoorBurst(servers, compiled, dir);
+    if (runs('chaos')) await chaos(servers, compiled, dir);
     if (temporalServerDir) await productionCeiling(servers, compiled, dir, temporalServerDir, profileDir);
     else if (runs('temporal-postgres')) console.log('6e. Production ceiling (Temporal on PostgreSQL): not run with --quick; `npm run bench -- --only temporal-postgres` runs it alone.\n');
     // Phases 10, 11 and 9 each start processes of their own, with the other phases' processes stopped.
@@ -391,6 +408,33 @@ async function frontDoorBurst(servers: Servers, compiled: CompiledProject, dir: 
     ratio: '–',
     target: `service ≤ ${FRONT_DOOR_SERVICE_CPU_MS}`,
     verdict: verdict(frontDoorAlone.cpuMsPer.service! <= FRONT_DOOR_SERVICE_CPU_MS && frontDoorAlone.accepted === BURST_REQUESTS),
+  });
+}
+
+/**
+ * Phase 18 (bench/chaos.ts, issue 61): twice phase 6's paced rate through the front door, with deadlocks provoked,
+ * workers paused and one killed: nothing lost, and nothing received twice but what the kill cut between send and record.
+ */
+async function chaos(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const paced =
+    devServerDeliveries ?? (await measureOn('chaos-paced', servers.temporalAddress, devServerCpu, servers, compiled, dir, { ceilingSeconds: Math.max(SECONDS, 5), stepSeconds: QUICK ? 3 : 10 }));
+  const perSecond = Math.max(10, Math.round(CHAOS_RATE_OF_PACED * paced.sustained));
+  const result = await chaosPhase(servers, compiled, dir, {
+    seconds: CHAOS_SECONDS,
+    perSecond,
+    keys: BURST_KEYS,
+    pauses: CHAOS_PAUSES,
+    killAt: CHAOS_KILL_AT,
+    drainMs: 600_000,
+  });
+  console.log(`18. Chaos: ${describeChaos(result)}`);
+  record({
+    work: `18. Chaos: ${perSecond} signed employee.created a second (twice phase 6's paced ${fmt(paced.sustained)}/s) for ${CHAOS_SECONDS} s, two workers, deadlocks provoked, ${CHAOS_PAUSES.length} pauses, one kill`,
+    ceiling: '–',
+    service: describeChaos(result),
+    ratio: '–',
+    target: '0 lost, received twice ≤ sends the kill cut',
+    verdict: verdict(result.lost === 0 && result.receivedTwice <= result.cutByKill && result.accepted > 0),
   });
 }
 

@@ -24,6 +24,7 @@ describe('benchmark', () => {
         BENCH_ORDERING_EVENTS: '40',
         BENCH_FEED_EVENTS: '10',
         BENCH_BURST_REQUESTS: '100',
+        BENCH_CHAOS_SECONDS: '6',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -70,6 +71,7 @@ describe('benchmark', () => {
       '17a. Front door burst',
       '17b. Front door burst',
       '17c. The front door alone',
+      '18. Chaos',
       '10a. Tracing off',
       '10a. Tracing on',
       '10b. Tracing off',
