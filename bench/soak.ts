@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,6 +18,7 @@ import { testCertificate } from '../test/helpers/https-receiver';
 import { summary } from './http-load';
 import { procStat, pssMb } from './proc';
 import { postSignedEmployee } from './signed-inbound';
+import { installTemporalServer, type PostgresTemporal, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /**
  * `npm run soak`: signed inbound records at a steady rate for a bounded time against a running service, each delivered
@@ -25,7 +27,9 @@ import { postSignedEmployee } from './signed-inbound';
  * the last deliveries have had time to arrive, the records never delivered (lost) per window.
  *
  * Without BASE_URL it starts `npm start` itself (embedded PostgreSQL and Temporal, or DATABASE_URL / TEMPORAL_ADDRESS)
- * with loopback endpoints allowed and the receiver's certificate trusted. With BASE_URL the service must run on this
+ * with loopback endpoints allowed and the receiver's certificate trusted; with `--temporal postgres`, on the benchmark's
+ * own Temporal server with PostgreSQL persistence (bench/temporal-server.ts, built with Go the first time) instead of
+ * the dev server. With BASE_URL the service must run on this
  * machine with WEBHOOK_ALLOW_LOOPBACK=true and NODE_EXTRA_CA_CERTS set to the certificate the soak prints, and
  * SOAK_PIDS names the processes whose memory it reads. Either way it makes its own company and keys in the service's
  * database, as `npm run cli` does (DATABASE_URL and ENCRYPTION_KEY, else the local .data folder's).
@@ -38,8 +42,11 @@ const { values: options } = parseArgs({
     window: { type: 'string', default: '5' },
     // How long the last records may take to arrive before they count as lost.
     drain: { type: 'string', default: '120' },
+    // `postgres`: the service on the benchmark's own Temporal server with PostgreSQL persistence, as production runs it.
+    temporal: { type: 'string', default: 'dev-server' },
   },
 });
+if (!['dev-server', 'postgres'].includes(options.temporal)) throw new Error(`--temporal takes dev-server or postgres (got ${options.temporal})`);
 const MINUTES = positive('minutes', options.minutes);
 const RATE = positive('rate', options.rate);
 const WINDOW_MS = positive('window', options.window) * 60_000;
@@ -85,10 +92,16 @@ async function startReceiver(received: Map<string, Received>, webhookIds: Map<st
 }
 
 /** `npm start` as a child, until it answers /health. */
-async function startService(certFile: string): Promise<{ child: ChildProcess; baseUrl: string }> {
+async function startService(certFile: string, temporalAddress: string | null): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = spawn('npm', ['start'], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_EXTRA_CA_CERTS: certFile, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    env: {
+      ...process.env,
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      NODE_EXTRA_CA_CERTS: certFile,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+      ...(temporalAddress ? { TEMPORAL_ADDRESS: temporalAddress } : {}),
+    },
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
   });
@@ -175,11 +188,22 @@ async function main() {
   const webhookIds = new Map<string, number>();
   const receiver = await startReceiver(received, webhookIds);
   let service: ChildProcess | null = null;
+  let temporal: PostgresTemporal | null = null;
+  let temporalDir: string | null = null;
   let baseUrl = process.env.BASE_URL?.replace(/\/$/, '');
   const pids = (process.env.SOAK_PIDS ?? '').split(',').filter(Boolean).map(Number);
   try {
     if (!baseUrl) {
-      const started = await startService(certFile);
+      if (options.temporal === 'postgres') {
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'soak-temporal-'));
+        // As root, PostgreSQL runs as the postgres user: a folder it can enter.
+        chmodSync(dir, 0o755);
+        temporal = await startPostgresTemporal(dir, installTemporalServer());
+        temporalDir = dir;
+        pids.push(...temporal.pids());
+        console.log(`Temporal server ${TEMPORAL_SERVER_VERSION} with PostgreSQL persistence at ${temporal.address}`);
+      }
+      const started = await startService(certFile, temporal?.address ?? null);
       service = started.child;
       baseUrl = started.baseUrl;
       pids.push(service.pid!);
@@ -188,7 +212,7 @@ async function main() {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
           process.kill(-group, 'SIGTERM');
-          process.exit(130);
+          void (temporal?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
         });
       }
     } else {
@@ -277,6 +301,8 @@ async function main() {
       process.kill(-service.pid, 'SIGTERM');
       await new Promise((resolve) => service!.once('exit', resolve));
     }
+    await temporal?.stop();
+    if (temporalDir) rmSync(temporalDir, { recursive: true, force: true });
     await new Promise((resolve) => receiver.server.close(resolve));
     receiver.server.closeAllConnections();
   }

@@ -79,6 +79,8 @@ export interface PostgresTemporal {
   postgresSettings: string[];
   /** CPU seconds used so far by the server process and by its PostgreSQL (every process of its cluster). */
   cpuSeconds(): Record<string, number>;
+  /** The server's process and its PostgreSQL's first process (the others are its children). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -285,6 +287,7 @@ export async function startPostgresTemporal(dir: string, serverDir: string): Pro
       startSeconds: (Date.now() - started) / 1000,
       postgresSettings,
       cpuSeconds: () => ({ server: treeCpuSeconds([child.pid!]), PostgreSQL: treeCpuSeconds([postmasterPid()]) }),
+      pids: () => [child.pid!, postmasterPid()],
       stop,
     };
   } catch (error) {
