@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../src/paths';
+import { writeGenerated } from './generated-files';
 import { openApiDocument } from './generate-sdk-types';
 import { PYTHON_SDK_DIR, pythonSdkVenv, run } from './python-sdk-venv';
 
@@ -145,23 +145,4 @@ export function generatePythonModels(): string {
   }
 }
 
-function main(check: boolean): void {
-  const contents = generatePythonModels();
-  const name = path.relative(PROJECT_ROOT, GENERATED_PYTHON_MODELS);
-  if (!check) {
-    writeFileSync(GENERATED_PYTHON_MODELS, contents);
-    console.log(`wrote ${name}`);
-  } else if (!existsSync(GENERATED_PYTHON_MODELS) || readFileSync(GENERATED_PYTHON_MODELS, 'utf8') !== contents) {
-    console.error(`${name} is stale: run npm run generate`);
-    process.exitCode = 1;
-  }
-}
-
-if (require.main === module) {
-  try {
-    main(process.argv.includes('--check'));
-  } catch (error) {
-    console.error(error);
-    process.exit(1);
-  }
-}
+if (require.main === module) writeGenerated(() => [[GENERATED_PYTHON_MODELS, generatePythonModels()]]);

@@ -1,7 +1,7 @@
 import { compile } from 'json-schema-to-typescript';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths';
+import { writeGenerated } from './generated-files';
 import { type JsonSchema, loadSchemaFiles, resolveRef } from '../src/schemas/schema-files';
 
 /**
@@ -113,29 +113,12 @@ export async function generateTypes(): Promise<{ schemas: string; events: string
   return { schemas: `${HEADER}\n${chunks.join('\n')}`, events: eventsModule(files) };
 }
 
-/** Writes both files, or with `--check` only says which are stale (exit code 1). */
-async function main(check: boolean): Promise<void> {
-  const { schemas, events } = await generateTypes();
-  const outputs: [string, string][] = [
-    [GENERATED_SCHEMAS, schemas],
-    [GENERATED_EVENTS, events],
-  ];
-  for (const [file, contents] of outputs) {
-    const name = path.relative(PROJECT_ROOT, file);
-    if (!check) {
-      writeFileSync(file, contents);
-      console.log(`wrote ${name}`);
-    } else if (!existsSync(file) || readFileSync(file, 'utf8') !== contents) {
-      console.error(`${name} is stale: run npm run generate`);
-      process.exitCode = 1;
-    }
-  }
-}
-
 if (require.main === module) {
-  main(process.argv.includes('--check'))
-    .catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
+  writeGenerated(async () => {
+    const { schemas, events } = await generateTypes();
+    return [
+      [GENERATED_SCHEMAS, schemas],
+      [GENERATED_EVENTS, events],
+    ];
+  });
 }
