@@ -17,7 +17,7 @@ import { CompanyRecord } from '../domain/company-record';
   expression:
     'create index "outbox_events_undispatched_record_idx" on "outbox_events" ("company_id", "record_key", "record_seq") where "record_key" is not null and "dispatched_at" is null',
 })
-/** This transaction's events not numbered yet, which assign_record_seq numbers at commit: only ever a few rows live. */
+/** Events not numbered yet, whose records' counters assign_record_seq takes in one order at commit: only ever a few rows. */
 @Index({
   name: 'outbox_events_unsequenced',
   expression: 'create index "outbox_events_unsequenced" on "outbox_events" ("company_id", "record_key") where "record_key" is not null and "record_seq" is null',

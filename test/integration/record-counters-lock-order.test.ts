@@ -21,21 +21,44 @@ describe('record counters taken in one order (issue 61)', () => {
     await stack.close();
   });
 
-  /** Writes an event of each record, in the order given, in a transaction left open. */
-  async function writing(companyId: string, recordKeys: string[]): Promise<Client> {
+  /** Writes an event of each record, in the order given (with the ids given, else new ones), in a transaction left open. */
+  async function writing(companyId: string, recordKeys: string[], ids: string[] = recordKeys.map(() => uuidv7())): Promise<Client> {
     const client = new Client({ connectionString: stack.config.databaseUrl });
     await client.connect();
     await client.query('begin');
-    for (const recordKey of recordKeys) {
+    for (const [i, recordKey] of recordKeys.entries()) {
       // Dispatched already: the test is about their numbers, not their deliveries.
       await client.query(
         `insert into outbox_events (id, company_id, created_at, updated_at, event_type, data, record_key, dispatched_at)
          values ($1, $2, now(), now(), 'employee.updated', '{}', $3, now())`,
-        [uuidv7(), companyId, recordKey],
+        [ids[i], companyId, recordKey],
       );
     }
     return client;
   }
+
+  const numberedIn = (companyId: string) =>
+    stack.em().getConnection().execute<{ id: string; record_key: string; record_seq: string }[]>(
+      'select id, record_key, record_seq::text from outbox_events where company_id = ? order by record_key, record_seq',
+      [companyId],
+    );
+
+  it('numbers the events of a transaction that wrote several records in the order it wrote them, whatever their ids', async () => {
+    const { companyId } = await createTenant(stack.orm);
+    const [a, b] = [`employee:A-${randomUUID()}`, `employee:B-${randomUUID()}`];
+    // Ids that sort against the order of writing, as a writer's own ids may.
+    const ids = [uuidv7(), uuidv7(), uuidv7(), uuidv7()].reverse();
+    const client = await writing(companyId, [b, a, b, a], ids);
+    await client.query('commit');
+    await client.end();
+    expect(await numberedIn(companyId)).toEqual([
+      { id: ids[1], record_key: a, record_seq: '1' },
+      { id: ids[3], record_key: a, record_seq: '2' },
+      { id: ids[0], record_key: b, record_seq: '1' },
+      { id: ids[2], record_key: b, record_seq: '2' },
+    ]);
+    await stack.em().getConnection().execute('delete from outbox_events where company_id = ?', [companyId]);
+  });
 
   it('commits two transactions that wrote events of the same two records in opposite orders, each record numbered 1, 2', async () => {
     const { companyId } = await createTenant(stack.orm);

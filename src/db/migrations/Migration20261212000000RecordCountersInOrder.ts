@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * assign_record_seq (src/db/sql/functions/) numbers all of a transaction's events at its first firing and takes their
- * records' counters in one order: it finds them by this index, which only holds events not numbered yet.
+ * assign_record_seq (src/db/sql/functions/) takes the counters of all of a transaction's records in one order at its
+ * first firing: it finds them by this index, which only holds events not numbered yet.
  */
 export class Migration20261212000000RecordCountersInOrder extends Migration {
   override async up(): Promise<void> {
