@@ -192,6 +192,8 @@ async function main() {
   let temporalDir: string | null = null;
   let baseUrl = process.env.BASE_URL?.replace(/\/$/, '');
   const pids = (process.env.SOAK_PIDS ?? '').split(',').filter(Boolean).map(Number);
+  // The Temporal server's and its PostgreSQL's, shown apart from the service's own PostgreSQL.
+  const temporalPids: number[] = [];
   try {
     if (!baseUrl) {
       if (options.temporal === 'postgres') {
@@ -200,7 +202,7 @@ async function main() {
         chmodSync(dir, 0o755);
         temporal = await startPostgresTemporal(dir, installTemporalServer());
         temporalDir = dir;
-        pids.push(...temporal.pids());
+        temporalPids.push(...temporal.pids());
         console.log(`Temporal server ${TEMPORAL_SERVER_VERSION} with PostgreSQL persistence at ${temporal.address}`);
       }
       const started = await startService(certFile, temporal?.address ?? null);
@@ -237,7 +239,8 @@ async function main() {
     const peakMemory: Record<string, number>[] = Array.from({ length: windowCount }, () => ({}));
     const sampleMemory = () => {
       const window = Math.min(windowCount - 1, Math.floor((Date.now() - started) / WINDOW_MS));
-      for (const [name, mb] of Object.entries(memoryByName(pids))) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
+      const memory = { ...memoryByName(pids), ...Object.fromEntries(Object.entries(memoryByName(temporalPids)).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
+      for (const [name, mb] of Object.entries(memory)) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
     };
     const memoryTimer = setInterval(sampleMemory, 1000);
     const inFlight = new Set<Promise<void>>();
