@@ -92,6 +92,11 @@ describe('GET /metrics', () => {
       const rows = await stack.em().execute<{ status: string }[]>('select status from webhook_deliveries');
       return rows.length === 4 && rows.every((r) => r.status === 'delivered' || r.status === 'failed');
     });
+    // The failed deliveries' operational events (delivery.failed) are written as they fail: dispatched a moment later.
+    await waitFor(async () => {
+      const [row] = await stack.em().execute<{ n: number }[]>('select count(*)::int as n from outbox_events where dispatched_at is null');
+      return row!.n === 0;
+    });
 
     const api = await scrape(apiMetrics);
     const requests = (route: string, status: number, method = 'GET') => valueOf(api, 'http_requests_total', { method, route, status: String(status) });
