@@ -5,7 +5,7 @@ import { connectOrm } from '../src/database';
 import { startReceiver, testCertificate, type TestReceiver } from '../test/helpers/https-receiver';
 import { freePort } from '../test/helpers/ports';
 import { seedTenant } from './seed';
-import { postSignedEmployee } from './signed-inbound';
+import { offerSignedEmployee, subscribeToEmployeeCreated } from './signed-inbound';
 import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
@@ -72,12 +72,7 @@ export async function chaosPhase(servers: Servers, compiled: CompiledProject, lo
     receiver = await startReceiver();
     receiver.respondWith((_request, index) => ({ status: 200, body: '{"received":true}', delayMs: index % 10 === 9 ? 1500 : 0 }));
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const endpoint = await fetch(`${apiUrl}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': tenant.keys[settings.keys]!.key },
-      body: JSON.stringify({ url: receiver.url, event_types: ['employee.created'] }),
-    });
-    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+    await subscribeToEmployeeCreated(apiUrl, tenant.keys[settings.keys]!.key, receiver.url);
 
     const deadlocksBefore = await deadlocksSoFar(db);
     const started = Date.now();
@@ -120,13 +115,9 @@ export async function chaosPhase(servers: Servers, compiled: CompiledProject, lo
       if (due > Date.now()) await sleep(due - Date.now());
       while (inFlight.size >= 256) await Promise.race(inFlight);
       const record = `chaos-${started}-${n}`;
-      const request: Promise<void> = postSignedEmployee(apiUrl, tenant.keys[n % settings.keys]!, record, 'chaos')
-        .then((status) => {
-          if (status >= 200 && status < 300) committed.add(record);
-          else refused[status] = (refused[status] ?? 0) + 1;
-        })
-        .catch(() => {
-          refused.network = (refused.network ?? 0) + 1;
+      const request: Promise<void> = offerSignedEmployee(apiUrl, tenant.keys[n % settings.keys]!, record, 'chaos', refused)
+        .then((accepted) => {
+          if (accepted) committed.add(record);
         })
         .finally(() => inFlight.delete(request));
       inFlight.add(request);

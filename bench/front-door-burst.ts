@@ -10,7 +10,7 @@ import { COMPANY_ID } from '../workflows/search-attributes';
 import { deliveryWorkflowId } from '../workflows/webhook-delivery.contract';
 import { summary } from './http-load';
 import { type Tenant, seedTenant } from './seed';
-import { postSignedEmployee } from './signed-inbound';
+import { postSignedEmployee, subscribeToEmployeeCreated } from './signed-inbound';
 import { type CompiledProject, type NodeProcess, phaseEnv, type Servers, startNode, waitForHttp, waitForOutput } from './stack';
 
 /**
@@ -94,12 +94,7 @@ export async function frontDoorBurstPhase(servers: Servers, compiled: CompiledPr
     await Promise.all([waitForHttp(`http://127.0.0.1:${apiPort}/health`, api), waitForOutput(worker, 'worker running')]);
     receiver = await startReceiver();
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const endpoint = await fetch(`${apiUrl}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': subscribed.keys[settings.keys]!.key },
-      body: JSON.stringify({ url: receiver.url, event_types: ['employee.created'] }),
-    });
-    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+    await subscribeToEmployeeCreated(apiUrl, subscribed.keys[settings.keys]!.key, receiver.url);
     temporal = new TemporalClient({ connection: await Connection.connect({ address: servers.temporalAddress }) });
     const around = settings.around ?? ((_label, work) => work());
     const measure = { api, worker, db, temporal: temporal, receiver, apiUrl, settings };

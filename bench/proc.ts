@@ -2,33 +2,27 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /** What /proc (Linux) tells of the benchmark's processes: their memory and CPU time. */
 
-/** Resident set size of a process in MB, from /proc (Linux); null once it has exited. */
-export function rssMb(pid: number): number | null {
+/** A `<field>: <kB> kB` line of a /proc file of a process, in MB; null once it has exited or when it is not ours to read. */
+function procKbFieldMb(pid: number, file: string, field: string): number | null {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const line = readFileSync(`/proc/${pid}/${file}`, 'utf8')
       .split('\n')
-      .find((l) => l.startsWith('VmRSS:'));
+      .find((l) => l.startsWith(`${field}:`));
     return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
   } catch {
     return null;
   }
 }
 
+/** Resident set size of a process in MB, from /proc (Linux); null once it has exited. */
+export const rssMb = (pid: number): number | null => procKbFieldMb(pid, 'status', 'VmRSS');
+
 /**
  * Proportional set size of a process in MB (/proc/<pid>/smaps_rollup, Linux): its own pages, and each page it shares
  * divided among the processes sharing it, so that a group's added up counts shared memory once (PostgreSQL's shared
- * buffers, which every backend maps). Null once it has exited or when it is not ours to read.
+ * buffers, which every backend maps).
  */
-export function pssMb(pid: number): number | null {
-  try {
-    const line = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('Pss:'));
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
-  } catch {
-    return null;
-  }
-}
+export const pssMb = (pid: number): number | null => procKbFieldMb(pid, 'smaps_rollup', 'Pss');
 
 /**
  * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);

@@ -26,3 +26,30 @@ export async function postSignedEmployee(baseUrl: string, key: SigningKey, recor
   await response.arrayBuffer();
   return response.status;
 }
+
+/**
+ * As postSignedEmployee, for a load that goes on whatever the answer: resolves whether the record was accepted (2xx),
+ * and counts each refusal in `refused` by its status (`network` when no answer came).
+ */
+export async function offerSignedEmployee(baseUrl: string, key: SigningKey, record: string, source: string, refused: Record<string, number>): Promise<boolean> {
+  let outcome: string;
+  try {
+    const status = await postSignedEmployee(baseUrl, key, record, source);
+    if (status >= 200 && status < 300) return true;
+    outcome = String(status);
+  } catch {
+    outcome = 'network';
+  }
+  refused[outcome] = (refused[outcome] ?? 0) + 1;
+  return false;
+}
+
+/** Registers an endpoint at `url` for employee.created with `apiKey` (another key than the senders': echo prevention). */
+export async function subscribeToEmployeeCreated(baseUrl: string, apiKey: string, url: string): Promise<void> {
+  const endpoint = await fetch(`${baseUrl}/api/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': apiKey },
+    body: JSON.stringify({ url, event_types: ['employee.created'] }),
+  });
+  if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+}

@@ -17,7 +17,7 @@ import { PROJECT_ROOT } from '../src/paths';
 import { testCertificate } from '../test/helpers/https-receiver';
 import { summary } from './http-load';
 import { procStat, pssMb } from './proc';
-import { postSignedEmployee } from './signed-inbound';
+import { offerSignedEmployee, subscribeToEmployeeCreated } from './signed-inbound';
 import { installTemporalServer, type PostgresTemporal, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /**
@@ -224,12 +224,7 @@ async function main() {
     const total = Math.ceil(RATE * MINUTES * 60);
     const keys = Math.max(1, Math.ceil(Math.max((RATE * 60) / 45, (RATE * Math.min(MINUTES, 60) * 60) / 900)));
     const tenant = await makeTenant(keys);
-    const endpoint = await fetch(`${baseUrl}/api/v1/webhook-endpoints`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': tenant.subscriber },
-      body: JSON.stringify({ url: receiver.url, event_types: ['employee.created'] }),
-    });
-    if (endpoint.status !== 201) throw new Error(`endpoint registration answered ${endpoint.status}: ${await endpoint.text()}`);
+    await subscribeToEmployeeCreated(baseUrl, tenant.subscriber, receiver.url);
     console.log(`Soak: ${fmt(RATE)} signed employee.created a second for ${MINUTES} min (${total.toLocaleString('en-US')} records over ${keys} keys), windows of ${WINDOW_MS / 60_000} min`);
 
     const sent = new Map<string, Sent>();
@@ -254,13 +249,9 @@ async function main() {
       while (printed < window) printWindow(printed++);
       const key = tenant.senders[n % keys]!;
       const record = `${tag}-${n}`;
-      const request: Promise<void> = postSignedEmployee(baseUrl, key, record, 'soak')
-        .then((status) => {
-          if (status >= 200 && status < 300) sent.set(record, { committedAt: Date.now(), window });
-          else refused[status] = (refused[status] ?? 0) + 1;
-        })
-        .catch(() => {
-          refused.network = (refused.network ?? 0) + 1;
+      const request: Promise<void> = offerSignedEmployee(baseUrl, key, record, 'soak', refused)
+        .then((accepted) => {
+          if (accepted) sent.set(record, { committedAt: Date.now(), window });
         })
         .finally(() => inFlight.delete(request));
       inFlight.add(request);

@@ -13,13 +13,14 @@ begin
   if coalesce(current_setting('record_seq.counters_taken', true), '') <> '1' then
     perform set_config('record_seq.counters_taken', '1', true);
     -- The events without a place that this statement sees are this transaction's own: every other transaction's were
-    -- numbered before it committed.
-    if (select count(distinct (company_id, record_key)) > 1 from outbox_events where record_key is not null and record_seq is null) then
-      insert into record_sequences as r (company_id, record_key, last_seq)
-        select distinct company_id, record_key, 0 from outbox_events where record_key is not null and record_seq is null
-         order by company_id, record_key
-        on conflict (company_id, record_key) do update set last_seq = r.last_seq;
-    end if;
+    -- numbered before it committed. Only a transaction with several records can wait for another in a cycle.
+    with records as (
+      select distinct company_id, record_key from outbox_events where record_key is not null and record_seq is null
+    )
+    insert into record_sequences as r (company_id, record_key, last_seq)
+      select company_id, record_key, 0 from records where (select count(*) from records) > 1
+       order by company_id, record_key
+      on conflict (company_id, record_key) do update set last_seq = r.last_seq;
   end if;
   insert into record_sequences as r (company_id, record_key, last_seq) values (new.company_id, new.record_key, 1)
     on conflict (company_id, record_key) do update set last_seq = r.last_seq + 1
