@@ -7,17 +7,37 @@ import { UNTRACED } from '../observability/statement-spans';
  * and plans it once per connection, and the api skips knex's and MikroORM's work per query (the admission alone:
  * 86–113 against 153–176 µs of api CPU through `em.execute`; docs/benchmarks.md). Only for statements whose plan
  * does not depend on their values: PostgreSQL may settle on one generic plan for a named statement. It runs on the
- * connection of `em`'s transaction when there is one, else on one of the ORM's pool. Values are pg's `$n` parameters;
- * rows come as pg parses them (no entity mapping).
+ * connection of `em`'s transaction when there is one, else on one of the ORM's pool. Values are pg's `$n` parameters,
+ * given by place (`rows`) or by name (`run`, when the statement names its parameters); rows come as pg parses them
+ * (no entity mapping).
  */
-export class PreparedStatement<Row extends QueryResultRow> {
+export class PreparedStatement<Row extends QueryResultRow, Params extends Record<string, unknown> = Record<string, never>> {
+  /** The parameters' names in the order of their places: `$1` is the first. */
+  private readonly names: (keyof Params)[];
+
   constructor(
     /** Unique among the process's prepared statements: pg keeps each name's text per connection. */
     readonly name: string,
     readonly text: string,
-    /** `traced: false` for the bookkeeping of every request (the admission): no span of its own (statement-spans.ts). */
-    private readonly options: { traced?: boolean } = {},
-  ) {}
+    private readonly options: {
+      /** `false` for the bookkeeping of every request (the admission): no span of its own (statement-spans.ts). */
+      traced?: boolean;
+      /** Each parameter's place in `text`: `{ companies: 1 }` is `$1`. Its call sites then name what they pass. */
+      params?: { [Name in keyof Params]-?: number };
+    } = {},
+  ) {
+    const places = Object.entries(options.params ?? {}) as [keyof Params, number][];
+    this.names = places.sort(([, a], [, b]) => a - b).map(([name]) => name);
+    if (places.some(([, place], i) => place !== i + 1)) throw new Error(`${name}: its parameters must take the places $1 to $${places.length}`);
+  }
+
+  /** Runs it with its parameters by name, each put in its place. */
+  run(em: EntityManager, params: Params): Promise<Row[]> {
+    return this.rows(
+      em,
+      this.names.map((name) => params[name]),
+    );
+  }
 
   async rows(em: EntityManager, values: unknown[]): Promise<Row[]> {
     // A transaction's client hands out the transaction's connection and keeps it on release.

@@ -40,4 +40,12 @@ describe('prepared statements', () => {
     });
     expect(seen).toEqual({ inside: [{ name: 'Uncommitted' }], outside: [] });
   });
+
+  it('take their parameters by name, each in its place, when they name them', async () => {
+    const statement = new PreparedStatement<{ difference: number }, { minuend: number; subtrahend: number }>('test-named-parameters', 'select $1::int - $2::int as difference', {
+      params: { minuend: 1, subtrahend: 2 },
+    });
+    expect(await statement.run(stack.orm.em.fork(), { subtrahend: 3, minuend: 10 })).toEqual([{ difference: 7 }]);
+    expect(() => new PreparedStatement('test-misplaced-parameters', 'select $1::int, $3::int', { params: { a: 1, b: 3 } })).toThrow('its parameters must take the places $1 to $2');
+  });
 });
