@@ -10,8 +10,8 @@ import type { Logger } from '../logger';
 import type { WorkerMetrics } from '../metrics';
 import { endpointAbout } from '../events/registry';
 import type { DeliveryToStart, DeliveryWorkflows } from './delivery-workflows';
-import { CompanyDispatchRate } from './company-dispatch-rate';
-import { CompanyQueuedStarts } from './company-queued-starts';
+import { CompanyDispatchRate } from './outbox/company-dispatch-rate';
+import { CompanyQueuedStarts } from './outbox/company-queued-starts';
 import { deliveryBody, deliveryEnvelope, type DeliveryEnvelope, type StoredEvent } from './delivery-body';
 import { CompiledFilters } from './endpoint-filter';
 import { isSubscribed } from './subscriptions';
@@ -449,9 +449,9 @@ export interface OutboxDispatcherOptions {
   maxRunsBeforeFirstDelivery: number;
   /** Attempts one endpoint may have in flight (WEBHOOK_ENDPOINT_MAX_IN_FLIGHT): deferred deliveries start into its free slots. */
   maxInFlightPerEndpoint: number;
-  /** Deliveries started a second for one company at most (src/delivery/company-dispatch-rate.ts); absent: no limit. */
+  /** Deliveries started a second for one company at most (src/delivery/outbox/company-dispatch-rate.ts); absent: no limit. */
   companyStartsPerSecond?: number;
-  /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/company-queued-starts.ts); absent: no bound. */
+  /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/outbox/company-queued-starts.ts); absent: no bound. */
   companyMaxQueued?: number;
   /** Where events an endpoint's filter left out are counted; absent: not counted. */
   metrics?: Pick<WorkerMetrics, 'eventsFilteredOut'>;

@@ -1,4 +1,4 @@
-import { CompanyDispatchRate } from '../../src/delivery/company-dispatch-rate';
+import { CompanyDispatchRate } from '../../src/delivery/outbox/company-dispatch-rate';
 
 describe('CompanyDispatchRate', () => {
   let now = 0;

@@ -1,4 +1,4 @@
-import { CompanyQueuedStarts, QUEUE_RECHECK_MS } from '../../src/delivery/company-queued-starts';
+import { CompanyQueuedStarts, QUEUE_RECHECK_MS } from '../../src/delivery/outbox/company-queued-starts';
 
 describe('CompanyQueuedStarts', () => {
   let now = 0;

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * The outbox dispatcher counts each company's deliveries started and not yet begun by a worker
- * (src/delivery/company-queued-starts.ts): a partial index holds just those, and the few held back or in flight.
+ * (src/delivery/outbox/company-queued-starts.ts): a partial index holds just those, and the few held back or in flight.
  */
 export class Migration20261129000000QueuedStarts extends Migration {
   override async up(): Promise<void> {
