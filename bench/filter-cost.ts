@@ -8,7 +8,7 @@ import { createCompany } from '../src/domain/accounts/api-keys-service';
 import type { DeliveryWorkflows } from '../src/delivery/delivery-workflows';
 import { deliveryEnvelope } from '../src/delivery/delivery-body';
 import { checkFilter, compileFilter } from '../src/delivery/endpoint-filter';
-import { OutboxDispatcher } from '../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher } from '../src/delivery/outbox/dispatcher';
 import { WebhookEndpoint } from '../src/delivery/webhook-endpoint.entity';
 import type { EndpointFilter } from '../src/generated/schemas';
 import { createLogger } from '../src/logger';

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import { loadConfig, parseEncryptionKey } from '../src/config';
 import { connectOrm } from '../src/database';
-import { runsPerEndpoint } from '../src/delivery/outbox-dispatcher';
+import { runsPerEndpoint } from '../src/delivery/outbox/endpoint-room';
 import { startReceiver, type TestReceiver } from '../test/helpers/https-receiver';
 import { DeliveryProbe } from './deliveries';
 import { summary } from './http-load';

@@ -82,7 +82,7 @@ async function main() {
       import('./database.js'),
       import('./worker/worker.js'),
       import('./api/server.js'),
-      import('./delivery/outbox-dispatcher.js'),
+      import('./delivery/outbox/dispatcher.js'),
       import('./delivery/feed-alerts.js'),
       import('./temporal/connection.js'),
       import('./temporal/retention-schedule.js'),

@@ -143,7 +143,7 @@ export interface WorkerMetrics {
   circuitTransitions: Counter<'to'>;
   /** An attempt's statement (begin, finish) cancelled by PostgreSQL to break a deadlock, and run again. */
   attemptDeadlocks: Counter<'statement'>;
-  /** Counted by the outbox dispatcher (src/delivery/outbox-dispatcher.ts) of the process. */
+  /** Counted by the outbox dispatcher (src/delivery/outbox/dispatcher.ts) of the process. */
   eventsFilteredOut: Counter<'endpoint_id'>;
 }
 

@@ -101,7 +101,7 @@ export class WebhookDelivery extends CompanyRecord {
 
   /**
    * Set while the delivery waits for room at its endpoint without a run (its endpoint has as many deliveries waiting as
-   * it may: src/delivery/outbox-dispatcher.ts); null once its run has been started.
+   * it may: src/delivery/outbox/endpoint-room.ts); null once its run has been started.
    */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   deferredSince: Opt<Date> | null = null;

@@ -59,7 +59,7 @@ export class OutboxEvent extends CompanyRecord {
   /**
    * The endpoints whose deliveries of the event wait for their room (healthy endpoints with full pipelines; its other
    * deliveries are written); null for an event no dispatcher has left waiting. The dispatcher claims a company's fresh
-   * and waiting events in turns (src/delivery/outbox-dispatcher.ts).
+   * and waiting events in turns (src/delivery/outbox/claim.ts).
    */
   @Property({ type: 'uuid[]', nullable: true })
   waitsFor: Opt<string[]> | null = null;

@@ -19,7 +19,7 @@ async function main() {
   const [{ connectOrm }, { startOutboxDispatcher }, { startFeedLagWatch }, { connectTemporalClient }, { ensureRetentionSchedule }, { installTemporalRuntime }, { startWorker }] =
     await Promise.all([
       import('../database.js'),
-      import('../delivery/outbox-dispatcher.js'),
+      import('../delivery/outbox/dispatcher.js'),
       import('../delivery/feed-alerts.js'),
       import('../temporal/connection.js'),
       import('../temporal/retention-schedule.js'),

@@ -10,7 +10,7 @@ import { signWebhook } from '../../src/crypto/webhook-signature';
 import { connectOrm } from '../../src/database';
 import type { Orm } from '../../src/db/orm';
 import { createCompany, issueApiKey } from '../../src/domain/accounts/api-keys-service';
-import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox/dispatcher';
 import { createLogger } from '../../src/logger';
 import { connectTemporalClient } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/runtime';

@@ -1,5 +1,6 @@
 import { verifyWebhook, WebhookVerificationError } from '@construction-integration/client';
-import { type OutboxDispatcherOptions, runsPerEndpoint } from '../../src/delivery/outbox-dispatcher';
+import type { OutboxDispatcherOptions } from '../../src/delivery/outbox/dispatcher';
+import { runsPerEndpoint } from '../../src/delivery/outbox/endpoint-room';
 import { createLogger } from '../../src/logger';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import type { ReceivedRequest } from './https-receiver';

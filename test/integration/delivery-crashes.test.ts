@@ -1,4 +1,5 @@
-import { OutboxDispatcher, deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher } from '../../src/delivery/outbox/dispatcher';
+import { deliveryIdFor } from '../../src/delivery/outbox/fan-out';
 import { createLogger } from '../../src/logger';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { deliveryWorkflowId } from '../../workflows/webhook-delivery.contract';

@@ -1,5 +1,6 @@
 import { createLogger } from '../../src/logger';
-import { deliveryIdFor, OutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher } from '../../src/delivery/outbox/dispatcher';
+import { deliveryIdFor } from '../../src/delivery/outbox/fan-out';
 import { raiseFeedLagAlerts } from '../../src/delivery/feed-alerts';
 import { feedCursor } from '../../src/delivery/feed-service';
 import { pruneBatch } from '../../src/domain/retention';

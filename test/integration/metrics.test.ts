@@ -1,5 +1,5 @@
 import { createLogger } from '../../src/logger';
-import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox-dispatcher';
+import { type OutboxDispatcher, startOutboxDispatcher } from '../../src/delivery/outbox/dispatcher';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { startReceiver, type TestReceiver } from '../helpers/https-receiver';
 import { awayFromMinuteEdge, waitFor } from '../helpers/processes';

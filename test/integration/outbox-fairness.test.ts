@@ -1,6 +1,7 @@
 import { Client as PgClient } from 'pg';
 import type { DeliveryToStart, DeliveryWorkflows } from '../../src/delivery/delivery-workflows';
-import { HEALTHY_PIPELINE, OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/delivery/outbox-dispatcher';
+import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/delivery/outbox/dispatcher';
+import { HEALTHY_PIPELINE } from '../../src/delivery/outbox/endpoint-room';
 import { temporalDeliveryWorkflows } from '../../src/temporal/temporal-delivery-workflows';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/processes';

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { type ScheduleDescription, type ScheduleHandle, ScheduleNotFoundError } from '@temporalio/client';
-import { deliveryIdFor } from '../../src/delivery/outbox-dispatcher';
+import { deliveryIdFor } from '../../src/delivery/outbox/fan-out';
 import { projectCreationWorkflowId } from '../../src/domain/work/project-creation';
 import { temporalScheduleId } from '../../src/domain/reporting/report-schedules';
 import { retentionScheduleId } from '../../src/temporal/retention-schedule';

@@ -13,7 +13,7 @@ function otelPackagesLoaded(start: boolean): string[] {
       ${start ? "const tracing = await require('./src/observability/tracing.ts').startTracing({ protocol: 'http/protobuf', serviceName: 'load-check', url: 'http://127.0.0.1:9/v1/traces' });" : ''}
       require('./src/api/server.ts');
       require('./src/worker/worker.ts');
-      require('./src/delivery/outbox-dispatcher.ts');
+      require('./src/delivery/outbox/dispatcher.ts');
       const packages = Object.keys(require.cache)
         .map((file) => file.split('/node_modules/').pop())
         .filter((name) => name.startsWith('@opentelemetry/') || name.startsWith('@temporalio/interceptors-opentelemetry/'))

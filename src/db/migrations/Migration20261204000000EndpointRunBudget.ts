@@ -5,14 +5,14 @@ export const WAKE_RESERVATION = '5 seconds';
 
 /**
  * Issue 43, isolation inside a company: an endpoint has a budget of runs, and its deliveries beyond it wait deferred,
- * without a run (src/delivery/outbox-dispatcher.ts, docs/isolation.md "Inside a company"). Woken held deliveries are
+ * without a run (src/delivery/outbox/endpoint-room.ts, docs/isolation.md "Inside a company"). Woken held deliveries are
  * reserved for a few seconds. Three functions of Migration20261203000000DeliveryEngine are replaced: admission and
  * the end of an attempt tell the dispatchers when an endpoint makes room, and settling wakes held deliveries through
  * held_to_wake.
  */
 export class Migration20261204000000EndpointRunBudget extends Migration {
   override async up(): Promise<void> {
-    // Deliveries that wait for room at their endpoint without a run yet (src/delivery/outbox-dispatcher.ts), oldest
+    // Deliveries that wait for room at their endpoint without a run yet (src/delivery/outbox/endpoint-room.ts), oldest
     // first per endpoint, and the lease of the dispatcher starting their runs.
     // And when a held delivery was last woken: a woken one keeps its place among the endpoint's free slots for a few
     // seconds, so the next finished attempt wakes the next held delivery instead of the same one again.

@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Issue 43: a delivery whose run had ended could stay marked held, and was counted at its endpoint's door for ever, so
  * that the endpoint's deferred deliveries never started. It happened when the dispatcher's marking of started runs
- * failed (a deadlock with their first attempts' settlements; src/delivery/outbox-dispatcher.ts, STARTED): the delivery
+ * failed (a deadlock with their first attempts' settlements; src/delivery/outbox/statements.ts, STARTED): the delivery
  * was claimed again, its claim's hold set after its run had delivered it. The dispatcher no longer leaves such a hold;
  * this clears those left before.
  */

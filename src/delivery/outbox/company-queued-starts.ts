@@ -5,7 +5,7 @@ export const QUEUE_RECHECK_MS = 200;
 
 /**
  * How many of one company's deliveries may wait in Temporal's queue at once: started by the outbox dispatcher, their
- * first workflow task not yet taken up by a worker (src/delivery/outbox-dispatcher.ts counts them in PostgreSQL, so
+ * first workflow task not yet taken up by a worker (src/delivery/outbox/statements.ts counts them in PostgreSQL, so
  * every dispatcher replica sees the same count). Temporal's fairness orders a queue by company, but it does not make a
  * deep one free: with hundreds of one company's starts queued on the dev server, another company's first workflow task
  * waited up to 3.8 s. A company with `maxQueued` deliveries queued sits out until the worker has taken some up, then

@@ -1,4 +1,4 @@
--- Appends claimed events to their feeds (src/delivery/outbox-dispatcher.ts, APPEND_FEED_EVENTS): each feed's rows
+-- Appends claimed events to their feeds (src/delivery/outbox/feeds.ts, APPEND_FEED_EVENTS): each feed's rows
 -- numbered in commit order under the feed's lock, rows written before skipped; returns the events held back behind an
 -- earlier event of their company that another dispatcher holds, or is claiming.
 create or replace function append_feed_events(p_rows json, p_claimed uuid[])

@@ -1,5 +1,5 @@
 -- Tells the dispatchers an endpoint has room: endpoint_room for its deferred deliveries, outbox_room for events that
--- wait for it (src/delivery/outbox-dispatcher.ts).
+-- wait for it (src/delivery/outbox/dispatcher.ts).
 create or replace function notify_endpoint_room(p_endpoint uuid)
   returns void
   language plpgsql
