@@ -49,7 +49,8 @@ const WAITED_FOR = `exists (select 1 from outbox_events o where o.company_id = e
  * does not keep a new event for another out. With the claimed events come their companies' active endpoints (each with
  * its open and busy runs, its budget, whether it is in trouble, whether it defers, and whether events outside the claim wait for
  * it) and (when `countQueued`) each company's deliveries waiting in Temporal's queue (started within the last two minutes, an
- * older one's run is gone or the workers are down, and not yet begun: neither held, admitted nor attempted).
+ * older one's run is gone or the workers are down, and not yet begun: neither held, admitted nor attempted). Its
+ * HAS_DELIVERED is read twice, as is and through RUN_BUDGET: `offset 0` keeps PostgreSQL from evaluating it twice.
  */
 export const CLAIM_EVENTS = new PreparedStatement<
   { events: (Omit<EventRow, 'created_at'> & { created_at: string; age_ms: number; written_to: string[] })[]; endpoints: EndpointRow[]; queued: QueuedRow[] },
@@ -123,7 +124,7 @@ export const CLAIM_EVENTS = new PreparedStatement<
           from webhook_endpoints e
           cross join lateral (select ${OLDEST_IN_FLIGHT_MS} as oldest_ms) f
           cross join lateral (select ${IN_TROUBLE('f.oldest_ms')} as in_trouble) t
-          cross join lateral (select ${HAS_DELIVERED} as delivered) h
+          cross join lateral (select ${HAS_DELIVERED} as delivered offset 0) h
          where e.status = 'active' and e.company_id in (select company_id from claimed)) e) as endpoints,
      (select coalesce(json_agg(q), '[]') from (${QUEUED('$4', 'select company_id from claimed')}) q) as queued`,
   {
