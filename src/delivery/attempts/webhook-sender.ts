@@ -2,7 +2,7 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { traceHeaders } from '../observability/trace-context';
+import { traceHeaders } from '../../observability/trace-context';
 import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
 
 export interface WebhookRequest {

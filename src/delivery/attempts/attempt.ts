@@ -2,23 +2,23 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import { v7 as uuidv7 } from 'uuid';
-import type { Config } from '../config';
-import type { SecretBox } from '../crypto/secret-box';
-import type { Orm } from '../db/orm';
-import { PreparedStatement } from '../db/prepared-statement';
-import type { Logger } from '../logger';
-import type { WorkerMetrics } from '../metrics';
-import { inSpan } from '../observability/spans';
-import { currentTraceId } from '../observability/trace-context';
-import type { AttemptOutcome } from './delivery-attempt.entity';
+import type { Config } from '../../config';
+import type { SecretBox } from '../../crypto/secret-box';
+import type { Orm } from '../../db/orm';
+import { PreparedStatement } from '../../db/prepared-statement';
+import type { Logger } from '../../logger';
+import type { WorkerMetrics } from '../../metrics';
+import { inSpan } from '../../observability/spans';
+import { currentTraceId } from '../../observability/trace-context';
+import type { AttemptOutcome } from '../delivery-attempt.entity';
 import { deliveryHeaders, signingSecrets } from './delivery-headers';
-import type { EndpointAuthentication } from './endpoint-authentication';
+import type { EndpointAuthentication } from '../endpoint-authentication';
 import { type AttemptCredentials, type AttemptTime, CredentialsError, EndpointCredentials } from './endpoint-credentials';
 import { type EndpointVerdict, HELD_RECHECK_MS, verdictOf } from './endpoint-admission';
-import { disableEndpoint } from './endpoints-service';
-import type { CircuitState, EndpointStatus } from './webhook-endpoint.entity';
+import { disableEndpoint } from '../endpoints-service';
+import type { CircuitState, EndpointStatus } from '../webhook-endpoint.entity';
 import { PROGRESS_INTERVAL_MS, type WebhookResult, type WebhookSender } from './webhook-sender';
-import type { AttemptTrigger, HoldReason } from '../../workflows/webhook-delivery.contract';
+import type { AttemptTrigger, HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 /**
  * One attempt of a delivery, top-down: begin, send, finish. Two statements on the way (PL/pgSQL functions in
