@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { markFailed } from '../src/delivery/alerts';
-import type { AttemptRequest, AttemptResult, BegunAttempt, MadeAttempt } from '../src/delivery/attempts/attempt';
+import type { AttemptAnswer, AttemptRequest } from '../src/delivery/attempts/attempt';
+import { type MadeAttempt, madeFromRecord } from '../src/delivery/attempts/attempt-result';
+import type { BegunAttempt } from '../src/delivery/attempts/attempt-statements';
 import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
 import {
@@ -66,6 +68,7 @@ function inputMismatches(input: WebhookDeliveryInput, begun: BegunAttempt): stri
   return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
 }
 
+/** A failed attempt as its run is told it, in the failure of its activity (and so in the run's history). */
 function failureOf(attempt: MadeAttempt): AttemptFailure {
   return {
     attemptNumber: attempt.attemptNumber,
@@ -96,7 +99,7 @@ function settle(attempt: MadeAttempt, ...more: unknown[]): { statusCode: number;
 }
 
 /** An attempt's result as sendDeliveryAttempt answers it. */
-function answerOf(result: Exclude<AttemptResult, { kind: 'in_flight' }>): SendAttemptResult {
+function answerOf(result: Exclude<AttemptAnswer, { kind: 'in_flight' }>): SendAttemptResult {
   if (result.kind === 'throttled') return { throttledForMs: result.throttledForMs };
   if (result.kind === 'held') return { heldForMs: result.heldForMs, reason: result.reason };
   return settle(result.attempt);
@@ -146,7 +149,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       rerunWaitMs: webhooks.rerunWaitMs,
       endpointHost: new URL(begun.endpoint.url).hostname,
       eventId: begun.eventId,
-      lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf({ ...last, durationMs: last.durationMs ?? 0, retryAfterMs: null, outcome: last.outcome }) : null,
+      lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(madeFromRecord({ ...last, outcome: last.outcome })) : null,
       hold: null,
     };
   }

@@ -5,7 +5,7 @@ import type { Orm } from '../../src/db/orm';
 import { admitAttempt, type AdmissionSettings, closeCircuit, settleAttempt, verdictOf } from '../../src/delivery/attempts/endpoint-admission';
 import { WebhookDelivery } from '../../src/delivery/webhook-delivery.entity';
 import { WebhookEndpoint } from '../../src/delivery/webhook-endpoint.entity';
-import type { WebhookResult } from '../../src/delivery/attempts/webhook-sender';
+import type { AttemptResult as WebhookResult } from '../../src/delivery/attempts/attempt-result';
 import { createTestDatabase } from '../helpers/stack';
 
 const SETTINGS: AdmissionSettings = { maxInFlight: 2, failureThreshold: 3, cooldownMs: 60_000, maxCooldownMs: 600_000, slotLeaseMs: 90_000 };

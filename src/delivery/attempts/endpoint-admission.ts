@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config';
 import type { DeliveryWorkflows } from '../delivery-workflows';
-import type { WebhookResult } from './webhook-sender';
+import type { AttemptResult } from './attempt-result';
 import type { HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 /**
@@ -45,7 +45,7 @@ const CLOSED_CIRCUIT =
   "circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null, circuit_probe_delivery_id = null";
 
 /** Timeouts, connection errors and 5xx count against the breaker; any other answer shows the endpoint is up. */
-export function verdictOf(result: WebhookResult): EndpointVerdict {
+export function verdictOf(result: AttemptResult): EndpointVerdict {
   if (result.failureKind === null) return 'healthy';
   if (result.failureKind === 'timeout' || result.failureKind === 'connection') return 'failing';
   if (result.failureKind === 'http' && result.statusCode !== null) {

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { traceHeaders } from '../../observability/trace-context';
+import type { AttemptResult } from './attempt-result';
 import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
 
 export interface WebhookRequest {
@@ -52,25 +53,9 @@ export interface TokenResponse {
   error: string | null;
 }
 
-/** `authentication`: the endpoint's credentials could not be had (its token endpoint failed); nothing was sent. */
-export type WebhookFailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http' | 'authentication';
-
-export interface WebhookResult {
-  /** null when no response arrived. */
-  statusCode: number | null;
-  durationMs: number;
-  /** null on a 2xx; otherwise a short description such as "HTTP 503" or "timed out after 30000 ms". */
-  error: string | null;
-  failureKind: WebhookFailureKind | null;
-  /** The first RESPONSE_EXCERPT_BYTES of the response body (UTF-8, may be cut), or null when there was none. */
-  responseExcerpt: string | null;
-  /** A 429's or 503's Retry-After (seconds or an HTTP date), in milliseconds from now; null otherwise. */
-  retryAfterMs: number | null;
-}
-
 export interface WebhookSender {
-  /** Never throws for network or HTTP problems; they come back as the result. */
-  send(request: WebhookRequest): Promise<WebhookResult>;
+  /** Never throws for network or HTTP problems; they come back as the attempt's result. */
+  send(request: WebhookRequest): Promise<AttemptResult>;
   /** Never throws for network or HTTP problems either. */
   requestToken(request: TokenRequest): Promise<TokenResponse>;
   close(): void;
@@ -82,7 +67,7 @@ const TOKEN_RESPONSE_BYTES = 64 * 1024;
 export const PROGRESS_INTERVAL_MS = 2_000;
 const DEFAULT_USER_AGENT = 'construction-integration-service-webhooks/1.0';
 
-type Outcome = Pick<WebhookResult, 'error' | 'failureKind'>;
+type Outcome = Pick<AttemptResult, 'error' | 'failureKind'>;
 
 function responseOutcome(response: IncomingMessage): Outcome {
   const status = response.statusCode!;
@@ -260,7 +245,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
   }
 
-  async function send(request: WebhookRequest): Promise<WebhookResult> {
+  async function send(request: WebhookRequest): Promise<AttemptResult> {
     const target = targetOf(request.url);
     if (target instanceof UnsafeTargetError) return { statusCode: null, durationMs: 0, error: target.reason, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
     let requestAgent = agent;
