@@ -132,6 +132,43 @@ interface Post {
   onProgress?: () => void;
 }
 
+/** The exchange of a POST begun at `started`, as it ends: its duration taken then. */
+function exchangeSince(started: number) {
+  return (outcome: Outcome, statusCode: number | null = null, body: Buffer | null = null, retryAfter: number | null = null): Exchange => ({
+    statusCode,
+    durationMs: Math.round(performance.now() - started),
+    ...outcome,
+    body,
+    retryAfterMs: retryAfter,
+  });
+}
+
+/**
+ * Reads up to `maxBytes` of the response's body and gives it to `done` (null when empty), at its end or once that much
+ * came; `done` may be called again (an error or close after the end), which the caller ignores.
+ */
+function readBody(response: IncomingMessage, maxBytes: number, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const end = () => {
+    const body = Buffer.concat(chunks).subarray(0, maxBytes);
+    done(body.length > 0 ? body : null);
+  };
+  response.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    received += chunk.length;
+    if (received >= maxBytes) {
+      end();
+      // Enough read: stop reading so a huge or endless body is never buffered.
+      response.destroy();
+    }
+  });
+  response.on('end', end);
+  // A body cut short still leaves a status to judge by; the deadline may already have settled this.
+  response.on('error', end);
+  response.on('close', end);
+}
+
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const policy: TargetPolicy = { allowLoopback: options.allowLoopback };
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
@@ -155,15 +192,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   }
 
   function post(request: Post): Promise<Exchange> {
-    const started = performance.now();
-    const exchange = (outcome: Outcome, statusCode: number | null = null, body: Buffer | null = null, retryAfter: number | null = null): Exchange => ({
-      statusCode,
-      durationMs: Math.round(performance.now() - started),
-      ...outcome,
-      body,
-      retryAfterMs: retryAfter,
-    });
-
+    const exchange = exchangeSince(performance.now());
     return new Promise<Exchange>((resolve) => {
       let settled = false;
       let statusCode: number | null = null;
@@ -190,25 +219,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         },
         (response) => {
           statusCode = response.statusCode!;
-          const chunks: Buffer[] = [];
-          let received = 0;
-          const settleWithResponse = () => {
-            const body = Buffer.concat(chunks).subarray(0, request.maxResponseBytes);
-            settle(exchange(responseOutcome(response), statusCode, body.length > 0 ? body : null, retryAfterMs(response)));
-          };
-          response.on('data', (chunk: Buffer) => {
-            chunks.push(chunk);
-            received += chunk.length;
-            if (received >= request.maxResponseBytes) {
-              settleWithResponse();
-              // Enough read: stop reading so a huge or endless body is never buffered.
-              response.destroy();
-            }
-          });
-          response.on('end', settleWithResponse);
-          // A body cut short still leaves a status to judge by; the deadline may already have settled this.
-          response.on('error', settleWithResponse);
-          response.on('close', settleWithResponse);
+          readBody(response, request.maxResponseBytes, (body) => settle(exchange(responseOutcome(response), statusCode, body, retryAfterMs(response))));
         },
       );
 
