@@ -1,6 +1,6 @@
 import type { Config } from '../src/config';
 import type { Orm } from '../src/db/orm';
-import type { DeliveryAttempts } from '../src/delivery/attempt';
+import type { DeliveryAttempts } from '../src/delivery/attempts/attempt';
 import type { Logger } from '../src/logger';
 import type { DeliveryWorkflows } from '../src/delivery/delivery-workflows';
 

@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { markFailed } from '../src/delivery/alerts';
-import type { AttemptRequest, AttemptResult, BegunAttempt, MadeAttempt } from '../src/delivery/attempt';
+import type { AttemptAnswer, AttemptRequest } from '../src/delivery/attempts/attempt';
+import { type MadeAttempt, madeFromRecord } from '../src/delivery/attempts/attempt-result';
+import type { BegunAttempt } from '../src/delivery/attempts/attempt-statements';
 import { WebhookDelivery } from '../src/delivery/webhook-delivery.entity';
 import { isUuid } from '../src/schemas/formats';
 import {
@@ -42,7 +44,7 @@ export interface SendAttemptInput {
 
 /**
  * A delivered attempt; or none made, because the endpoint's rate limit has no slot for this long, or because the
- * endpoint holds it (src/delivery/endpoint-admission.ts): the run waits up to `heldForMs` or until it is woken.
+ * endpoint holds it (src/delivery/attempts/endpoint-admission.ts): the run waits up to `heldForMs` or until it is woken.
  */
 export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number } | { heldForMs: number; reason: HoldReason };
 
@@ -66,6 +68,7 @@ function inputMismatches(input: WebhookDeliveryInput, begun: BegunAttempt): stri
   return INPUT_FIELDS.filter((field) => input[field] !== stored[field]).map((field) => `${field}: ${JSON.stringify(input[field])} ≠ ${JSON.stringify(stored[field])}`);
 }
 
+/** A failed attempt as its run is told it, in the failure of its activity (and so in the run's history). */
 function failureOf(attempt: MadeAttempt): AttemptFailure {
   return {
     attemptNumber: attempt.attemptNumber,
@@ -96,7 +99,7 @@ function settle(attempt: MadeAttempt, ...more: unknown[]): { statusCode: number;
 }
 
 /** An attempt's result as sendDeliveryAttempt answers it. */
-function answerOf(result: Exclude<AttemptResult, { kind: 'in_flight' }>): SendAttemptResult {
+function answerOf(result: Exclude<AttemptAnswer, { kind: 'in_flight' }>): SendAttemptResult {
   if (result.kind === 'throttled') return { throttledForMs: result.throttledForMs };
   if (result.kind === 'held') return { heldForMs: result.heldForMs, reason: result.reason };
   return settle(result.attempt);
@@ -146,7 +149,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
       rerunWaitMs: webhooks.rerunWaitMs,
       endpointHost: new URL(begun.endpoint.url).hostname,
       eventId: begun.eventId,
-      lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf({ ...last, durationMs: last.durationMs ?? 0, retryAfterMs: null, outcome: last.outcome }) : null,
+      lastFailure: last && last.outcome !== 'succeeded' && last.outcome !== 'in_progress' ? failureOf(madeFromRecord({ ...last, outcome: last.outcome })) : null,
       hold: null,
     };
   }
@@ -170,7 +173,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
     /**
      * The run's first workflow task, as a local activity: checks the input against the database (a run started by hand
      * with another delivery's fields is refused), plans the run from what is recorded, and makes its first attempt
-     * there and then when its endpoint lets it through and has not been failing (src/delivery/attempt.ts: two
+     * there and then when its endpoint lets it through and has not been failing (src/delivery/attempts/attempt.ts: two
      * statements and the request). A delivered attempt closes the run in that task; a failed one fails this local
      * activity as sendDeliveryAttempt would, with the plan after the attempt's details. An answer slower than
      * FIRST_ATTEMPT_INLINE_MS is handed off to awaitDeliveryAttempt, so a hanging endpoint holds the task that long at most.
@@ -226,7 +229,7 @@ export function createDeliveryRunActivities({ orm, logger, webhooks, deliveryAtt
     },
 
     /**
-     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber` (src/delivery/attempt.ts). A
+     * One signed POST of the delivery's stored body, recorded as attempt `attemptNumber` (src/delivery/attempts/attempt.ts). A
      * 2xx returns; anything else fails the activity for good with the attempt's status code, error, duration and
      * response excerpt. The record of a finished attempt is never rewritten: a retry of this activity after the attempt
      * finished answers from it. A retry while it is still recorded in progress awaits its answer: the execution before it

@@ -1,42 +1,13 @@
 import {
-  ActivityFailure,
-  allHandlersFinished,
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-  setCurrentDetails,
-  setDefaultSignalHandler,
-  setHandler,
-  sleep,
-  upsertSearchAttributes,
-  workflowInfo,
+  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, isCancellation, log, patched, proxyActivities,
+  proxyLocalActivities, setCurrentDetails, setDefaultSignalHandler, setHandler, sleep, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { DeliveryRunActivities } from '../activities/webhook-delivery';
 import { COMPANY_ID, DELIVERY_HELD, DELIVERY_STATUS, ENDPOINT_HOST, ENDPOINT_ID, EVENT_ID, EVENT_TYPE } from './search-attributes';
 import {
-  ATTEMPT_FAILED,
-  ATTEMPT_REJECTED,
-  type AttemptFailure,
-  type AttemptTrigger,
-  checkRerunRequest,
-  DELIVERY_FAILED,
-  type DeliveryRunPlan,
-  type DeliveryStatus,
-  describeFailure,
-  type FirstAttempt,
-  type HoldReason,
-  RERUN_UPDATE_DESCRIPTION,
-  type RerunResult,
-  waitBeforeNextAttempt,
-  type WebhookDeliveryInput,
-  type WebhookDeliveryResult,
-  type WebhookDeliveryStart,
-  WEBHOOK_DELIVERY,
+  ATTEMPT_FAILED, ATTEMPT_REJECTED, type AttemptFailure, type AttemptTrigger, checkRerunRequest, DELIVERY_FAILED, type DeliveryRunPlan, type DeliveryStatus,
+  describeFailure, type FirstAttempt, type HoldReason, RERUN_UPDATE_DESCRIPTION, type RerunResult, waitBeforeNextAttempt, type WebhookDeliveryInput,
+  type WebhookDeliveryResult, type WebhookDeliveryStart, WEBHOOK_DELIVERY,
 } from './webhook-delivery.contract';
 import { temporalSignal, temporalUpdate } from './messages';
 
@@ -70,7 +41,9 @@ const planning = proxyLocalActivities<DeliveryRunActivities>({
 const FIRST_ATTEMPT_PATCH = 'first-attempt-in-first-task';
 const LOCAL_PLAN_PATCH = 'local-plan-with-admission';
 
-type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | { delivered: false; failure: AttemptFailure; permanent: boolean };
+/** An attempt made, as the run goes on from it: delivered, or failed (for good, or to be retried on the schedule). */
+type AttemptOutcome = { delivered: true; statusCode: number; durationMs: number } | FailedAttempt;
+type FailedAttempt = { delivered: false; failure: AttemptFailure; permanent: boolean };
 
 const duration = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 100) / 10} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 360_000) / 10} h`);
 const UPDATE_HINT = 'Re-run now: More Actions → Send an Update → rerun.';
@@ -87,85 +60,176 @@ const HELD_BECAUSE: Record<HoldReason, string> = {
  * A delivery that used up its attempts fails the run (red in the UI); Temporal's retry of the workflow then
  * starts a run that stays open waiting for a re-run (the "rerun" update). A run started for a delivery already
  * attempted (a re-run) makes one attempt, numbered after the recorded ones: attempt records are never rewritten.
+ *
+ * Top-down: the run takes its messages, plans (its first task makes its first attempt), then goes the way its plan
+ * says: a test send, the schedule (a re-run: one attempt), or waiting for a re-run; a cancellation is recorded.
  */
 export async function webhookDelivery(input: WebhookDeliveryInput, start?: WebhookDeliveryStart): Promise<WebhookDeliveryResult> {
-  const info = workflowInfo();
-  // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
-  let requested = 0;
-  let served = 0;
-  let attemptInFlight = false;
-  let lastManual: RerunResult | null = null;
-  setHandler(
-    temporalUpdate(WEBHOOK_DELIVERY.updates.rerun),
-    async () => {
-      const ticket = ++requested;
-      await condition(() => served >= ticket);
-      return lastManual!;
-    },
-    {
-      description: RERUN_UPDATE_DESCRIPTION,
-      validator: (request) => {
-        checkRerunRequest(request);
-        if (attemptInFlight) throw new Error('An attempt is being made right now; re-run once it has finished');
-        if (requested > served) throw new Error('A re-run is already waiting to be made');
-      },
-    },
-  );
-  // Set when the endpoint was disabled or deleted: a retry wait ends at once.
-  let endpointEnded = false;
-  setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded), () => {
-    endpointEnded = true;
-  });
-  // Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first.
-  let endpointReady = false;
-  setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady), () => {
-    endpointReady = true;
-  });
-  let currentDetails = '';
-  // A signal cannot be refused, but a mistyped one should not vanish: it is logged and shown in the details.
-  setDefaultSignalHandler((name) => {
-    log.warn('Ignored an unknown signal', { signal: name });
-    setCurrentDetails(`${currentDetails}\n\nIgnored the signal "${name}": this workflow takes no signals. ${UPDATE_HINT}`);
-  });
-
+  const run = new DeliveryRun(input);
+  run.takeMessages();
   // Runs started by the service say so; others (begun before it, or by hand) by their markers.
   const inline = start?.firstAttemptInFirstTask === true || patched(FIRST_ATTEMPT_PATCH);
-  const lean = inline || patched(LOCAL_PLAN_PATCH);
-  /** Sets the search attributes given, leaving out (in a lean run) those that already have their value. */
-  const setSearchAttributes = (pairs: { key: typeof DELIVERY_STATUS; value: string | null }[]) => {
-    const current = workflowInfo().typedSearchAttributes;
-    const changed = lean ? pairs.filter((pair) => (current.get(pair.key) ?? null) !== pair.value) : pairs;
-    if (changed.length) upsertSearchAttributes(changed);
-  };
-  const show = (status: DeliveryStatus, details: string) => {
-    setSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
-    currentDetails = `**${status}** · ${details}`;
-    setCurrentDetails(currentDetails);
-  };
+  run.lean = inline || patched(LOCAL_PLAN_PATCH);
+  try {
+    const { plan, first } = await run.begin(inline);
+    if (plan.mode === 'test') return await run.testSend(first);
+    if (plan.mode === 'await_rerun') return await run.awaitRerun(plan);
+    return await run.followSchedule(plan, first);
+  } catch (error) {
+    // Cancelled at any point, even before the plan: the activity checks the input before recording it.
+    if (isCancellation(error)) await run.cancelled();
+    throw error;
+  }
+}
 
-  let attemptNumber = 0;
-  let lastFailure: AttemptFailure | null = null;
+/** A run's state and its phases: its messages, the plan, the attempts and their holds, and the end. */
+class DeliveryRun {
+  private readonly info = workflowInfo();
+  /** In a lean run, search attributes that already have their value are not set again. */
+  lean = false;
+  // Re-run requests are tickets served in order by the next attempt; the update answers with that attempt.
+  private requested = 0;
+  private served = 0;
+  private attemptInFlight = false;
+  private lastManual: RerunResult | null = null;
+  /** Set when the endpoint was disabled or deleted: a retry wait ends at once. */
+  private endpointEnded = false;
+  /** Set by the endpoint's wake-up; a held attempt waits for it or its timer, whichever comes first. */
+  private endpointReady = false;
+  private currentDetails = '';
+  private heldBecause: HoldReason | null = null;
+  private attemptNumber = 0;
+  private lastFailure: AttemptFailure | null = null;
+
+  constructor(private readonly input: WebhookDeliveryInput) {}
+
+  /** The update "rerun", the endpoint's two signals, and any other signal (logged and shown, not lost). */
+  takeMessages(): void {
+    setHandler(
+      temporalUpdate(WEBHOOK_DELIVERY.updates.rerun),
+      async () => {
+        const ticket = ++this.requested;
+        await condition(() => this.served >= ticket);
+        return this.lastManual!;
+      },
+      {
+        description: RERUN_UPDATE_DESCRIPTION,
+        validator: (request) => {
+          checkRerunRequest(request);
+          if (this.attemptInFlight) throw new Error('An attempt is being made right now; re-run once it has finished');
+          if (this.requested > this.served) throw new Error('A re-run is already waiting to be made');
+        },
+      },
+    );
+    setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointEnded), () => {
+      this.endpointEnded = true;
+    });
+    setHandler(temporalSignal(WEBHOOK_DELIVERY.signals.endpointReady), () => {
+      this.endpointReady = true;
+    });
+    // A signal cannot be refused, but a mistyped one should not vanish: it is logged and shown in the details.
+    setDefaultSignalHandler((name) => {
+      log.warn('Ignored an unknown signal', { signal: name });
+      setCurrentDetails(`${this.currentDetails}\n\nIgnored the signal "${name}": this workflow takes no signals. ${UPDATE_HINT}`);
+    });
+  }
+
+  /** The plan, with what the run's first task left of its first attempt; the run's search attributes from it. */
+  async begin(inline: boolean): Promise<{ plan: DeliveryRunPlan; first: FirstTry }> {
+    const { input, info } = this;
+    const begin = { input, workflowId: info.workflowId, runAttempt: info.attempt };
+    const { plan, first } = inline ? await beginWithFirstAttempt(begin) : await beginAsBefore(begin, this.lean);
+    // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
+    this.setSearchAttributes([
+      { key: COMPANY_ID, value: input.companyId },
+      { key: ENDPOINT_ID, value: input.endpointId },
+      { key: EVENT_TYPE, value: input.eventType },
+      { key: ENDPOINT_HOST, value: plan.endpointHost },
+      ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
+    ]);
+    this.attemptNumber = plan.nextAttemptNumber;
+    this.lastFailure = plan.lastFailure;
+    return { plan, first };
+  }
+
+  /** A test send: one attempt, no alert; a failure fails the run for good. */
+  async testSend(first: FirstTry): Promise<WebhookDeliveryResult> {
+    const outcome = await this.attempt('test', null, first);
+    if (outcome.delivered) return await this.delivered(outcome);
+    this.lastFailure = outcome.failure;
+    await this.recordFailed();
+    this.show('failed', this.failedSummary());
+    throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Test delivery ${this.failedSummary()}`, details: [this.lastFailure], nonRetryable: true });
+  }
+
+  /** The schedule's attempts (a re-run's plan: its one attempt) until one delivers, one fails for good, or none is left. */
+  async followSchedule(plan: DeliveryRunPlan, first: FirstTry): Promise<WebhookDeliveryResult> {
+    const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
+    this.show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
+    let outcome = plan.mode === 'schedule' ? await this.attempt('automatic', waits[0] ?? null, first) : await this.manualAttempt(null, first);
+    for (let i = 0; ; i++) {
+      if (outcome.delivered) return await this.delivered(outcome);
+      this.lastFailure = outcome.failure;
+      // Ended while the attempt was made, after the endpoint's releaseWaiting looked for retry waits to end.
+      if (this.lastFailure.endpointEnded) this.endpointEnded = true;
+      const scheduled = waits[i];
+      if (outcome.permanent || scheduled === undefined) break;
+      const wait = waitBeforeNextAttempt(scheduled, this.lastFailure.retryAfterMs, plan.longestDelayMs);
+      const next = new Date(Date.now() + wait).toISOString();
+      this.show('retrying', `Attempt ${this.attemptNumber} failed: ${describeFailure(this.lastFailure)}. Next attempt at ${next}. ${UPDATE_HINT}`);
+      const nextAttemptInMs = waits[i + 1] ?? null;
+      outcome = (await this.retryWait(wait, `Attempt ${this.attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
+        ? await this.manualAttempt(nextAttemptInMs)
+        : await this.attempt('automatic', nextAttemptInMs);
+    }
+    await this.recordFailed();
+    this.show('failed', `${this.failedSummary()} An alert was raised.`);
+    // Retryable on purpose: the run shows as Failed, and Temporal's retry of the workflow starts the run that
+    // waits for a re-run (mode await_rerun), so the open failed deliveries are exactly the current ones.
+    throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Delivery ${this.failedSummary()}`, details: [this.lastFailure] });
+  }
+
+  /** The failed delivery's run: one attempt per re-run asked for, until one delivers or none comes in time. */
+  async awaitRerun(plan: DeliveryRunPlan): Promise<WebhookDeliveryResult> {
+    await this.recordFailed();
+    for (;;) {
+      this.show('failed', `${this.failedSummary()} Waiting for a re-run. ${UPDATE_HINT}`);
+      const summary = `Failed ${this.afterAttempts()}. Waiting ${duration(plan.rerunWaitMs)} for the update "rerun"`;
+      if (!(await condition(() => this.requested > this.served, plan.rerunWaitMs, { summary }))) {
+        throw ApplicationFailure.create({
+          type: DELIVERY_FAILED,
+          message: `Delivery ${this.failedSummary()} Not re-run within ${duration(plan.rerunWaitMs)}; POST /api/v1/webhook-deliveries/${this.input.deliveryId}/retry still re-runs it.`,
+          details: [this.lastFailure],
+          nonRetryable: true,
+        });
+      }
+      const outcome = await this.manualAttempt(null);
+      if (outcome.delivered) return await this.delivered(outcome);
+      this.lastFailure = outcome.failure;
+      await this.recordFailed();
+    }
+  }
 
   /**
    * Makes the next attempt, starting from what the run's first task left of it (`first`): made already, in flight (its
    * answer awaited by an activity), admitted (its slot taken: the first try does not ask again), held (it waits before
    * asking) or throttled; by default, nothing.
    */
-  async function attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, first: FirstTry = { kind: 'none' }): Promise<AttemptOutcome> {
-    const number = attemptNumber++;
-    attemptInFlight = true;
+  private async attempt(trigger: AttemptTrigger, nextAttemptInMs: number | null, first: FirstTry = { kind: 'none' }): Promise<AttemptOutcome> {
+    const number = this.attemptNumber++;
+    this.attemptInFlight = true;
     try {
       if (first.kind === 'made') return first.outcome;
-      if (first.kind === 'held') await holdAttempt(number, first.reason, first.heldForMs);
+      if (first.kind === 'held') await this.holdAttempt(number, first.reason, first.heldForMs);
       if (first.kind === 'throttled') await sleep(first.throttledForMs, { summary: 'Endpoint rate limit: waiting for a slot' });
       let admitted = first.kind === 'admitted';
       let inFlight = first.kind === 'in_flight';
       for (;;) {
         // Cleared before asking, not after a hold begins: a wake-up sent while the activity that held this attempt was
         // still answering must not be lost.
-        endpointReady = false;
+        this.endpointReady = false;
         try {
-          const request = { deliveryId: input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs };
+          const request = { deliveryId: this.input.deliveryId, attemptNumber: number, trigger, nextAttemptInMs };
           const sent = inFlight
             ? await deliveries.awaitDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1}: awaiting the endpoint's answer` }, [request])
             : await deliveries.sendDeliveryAttempt.executeWithOptions({ summary: `Attempt ${number + 1} (X-Webhook-Retry ${number}, ${trigger})` }, [
@@ -182,159 +246,105 @@ export async function webhookDelivery(input: WebhookDeliveryInput, start?: Webho
           if ('heldForMs' in sent) {
             // Held by the endpoint: not an attempt, so it does not count against the schedule. A re-run asked for
             // meanwhile is made once the endpoint lets attempts through.
-            await holdAttempt(number, sent.reason, sent.heldForMs);
+            await this.holdAttempt(number, sent.reason, sent.heldForMs);
             continue;
           }
-          showHeld(null);
+          this.showHeld(null);
           return { delivered: true, statusCode: sent.statusCode, durationMs: sent.durationMs };
         } catch (error) {
-          const failure = attemptFailureOf(error);
-          if (!failure) throw error;
-          showHeld(null);
-          return { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED };
+          const failed = failedAttemptOf(error);
+          if (!failed) throw error;
+          this.showHeld(null);
+          return failed.outcome;
         }
       }
     } finally {
-      attemptInFlight = false;
+      this.attemptInFlight = false;
     }
   }
 
-  let heldBecause: HoldReason | null = null;
-  /** Keeps DeliveryHeld as the run's hold is: why it waits, or absent once its attempt is made. */
-  function showHeld(reason: HoldReason | null): void {
-    if (reason === heldBecause) return;
-    heldBecause = reason;
-    setSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
+  /** Makes the attempt a re-run asked for, and answers the requests it serves. */
+  private async manualAttempt(nextAttemptInMs: number | null, first?: FirstTry): Promise<AttemptOutcome> {
+    const serving = this.requested;
+    const outcome = await this.attempt('manual', nextAttemptInMs, first);
+    this.answerReruns(outcome, serving);
+    return outcome;
   }
 
   /**
    * Waits, without a worker slot, until the endpoint wakes this run or `ms` pass; then the attempt asks again. No
    * attempt is in flight meanwhile, so a re-run may be asked for.
    */
-  async function holdAttempt(number: number, reason: HoldReason, ms: number): Promise<void> {
-    attemptInFlight = false;
-    showHeld(reason);
-    const shown = currentDetails;
+  private async holdAttempt(number: number, reason: HoldReason, ms: number): Promise<void> {
+    this.attemptInFlight = false;
+    this.showHeld(reason);
+    const shown = this.currentDetails;
     setCurrentDetails(`${shown}\n\n**Held** · Attempt ${number + 1} waits: ${HELD_BECAUSE[reason]}. It looks again by ${new Date(Date.now() + ms).toISOString()} at the latest.`);
-    await condition(() => endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });
+    await condition(() => this.endpointReady, ms, { summary: `Held (${reason}): attempt ${number + 1} waits for the endpoint` });
     setCurrentDetails(shown);
-    attemptInFlight = true;
+    this.attemptInFlight = true;
   }
 
-  /** Waits up to `ms` for a re-run request; true when one came, which the next attempt serves. */
-  async function rerunRequested(ms: number, summary: string): Promise<boolean> {
-    return condition(() => requested > served, ms, { summary });
+  /** Keeps DeliveryHeld as the run's hold is: why it waits, or absent once its attempt is made. */
+  private showHeld(reason: HoldReason | null): void {
+    if (reason === this.heldBecause) return;
+    this.heldBecause = reason;
+    this.setSearchAttributes([{ key: DELIVERY_HELD, value: reason }]);
   }
 
   /**
    * Waits up to `ms` for the next retry, or less: a re-run request (true: the next attempt serves it) or the endpoint
    * ended (the next attempt fails at once, without sending).
    */
-  async function retryWait(ms: number, summary: string): Promise<boolean> {
-    await condition(() => requested > served || endpointEnded, ms, { summary });
-    return requested > served;
+  private async retryWait(ms: number, summary: string): Promise<boolean> {
+    await condition(() => this.requested > this.served || this.endpointEnded, ms, { summary });
+    return this.requested > this.served;
   }
 
   /** Answers the re-run requests made up to `upTo` with the attempt just made. */
-  function answerReruns(outcome: AttemptOutcome, upTo = requested): void {
-    lastManual = outcome.delivered
-      ? { attemptNumber: attemptNumber - 1, delivered: true, statusCode: outcome.statusCode, error: null }
-      : { attemptNumber: attemptNumber - 1, delivered: false, statusCode: outcome.failure.statusCode, error: describeFailure(outcome.failure) };
-    served = upTo;
+  private answerReruns(outcome: AttemptOutcome, upTo = this.requested): void {
+    const attemptNumber = this.attemptNumber - 1;
+    this.lastManual = outcome.delivered
+      ? { attemptNumber, delivered: true, statusCode: outcome.statusCode, error: null }
+      : { attemptNumber, delivered: false, statusCode: outcome.failure.statusCode, error: describeFailure(outcome.failure) };
+    this.served = upTo;
   }
 
-  /** Makes the attempt a re-run asked for, and answers the requests it serves. */
-  async function manualAttempt(nextAttemptInMs: number | null, first?: FirstTry): Promise<AttemptOutcome> {
-    const serving = requested;
-    const outcome = await attempt('manual', nextAttemptInMs, first);
-    answerReruns(outcome, serving);
-    return outcome;
-  }
-
-  async function delivered(outcome: Extract<AttemptOutcome, { delivered: true }>): Promise<WebhookDeliveryResult> {
+  /** The end of a delivered run: the re-runs waiting answered, the status shown, the handlers let finish. */
+  private async delivered(outcome: Extract<AttemptOutcome, { delivered: true }>): Promise<WebhookDeliveryResult> {
     // A request made while the run began is answered by the attempt that delivered.
-    if (requested > served) answerReruns(outcome);
-    show('delivered', `Delivered on attempt ${attemptNumber} (HTTP ${outcome.statusCode} after ${outcome.durationMs} ms).`);
+    if (this.requested > this.served) this.answerReruns(outcome);
+    this.show('delivered', `Delivered on attempt ${this.attemptNumber} (HTTP ${outcome.statusCode} after ${outcome.durationMs} ms).`);
     await condition(allHandlersFinished);
-    return { status: 'delivered', attempts: attemptNumber };
+    return { status: 'delivered', attempts: this.attemptNumber };
   }
 
-  const failedSummary = () => `Failed after ${attemptNumber} attempt(s). Last: ${lastFailure ? describeFailure(lastFailure) : 'no attempt'}.`;
+  /** The delivery failed (used up its attempts, or its re-run failed): recorded, with an alert unless a test send. */
+  private readonly recordFailed = () =>
+    deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${this.afterAttempts()}` }, [{ deliveryId: this.input.deliveryId }]);
+
+  /** The end of a cancelled run: the delivery recorded as cancelled, even while the run is being cancelled. */
+  async cancelled(): Promise<void> {
+    const { input, info } = this;
+    await CancellationScope.nonCancellable(() => deliveries.recordDeliveryCancelled({ input, workflowId: info.workflowId }));
+    this.show('cancelled', `Cancelled after ${this.attemptNumber} attempt(s). It can still be re-run: POST /api/v1/webhook-deliveries/${input.deliveryId}/retry.`);
+  }
+
+  private readonly failedSummary = () => `Failed after ${this.attemptNumber} attempt(s). Last: ${this.lastFailure ? describeFailure(this.lastFailure) : 'no attempt'}.`;
   // Short, for the timeline: what failed shows next to the event, without opening it.
-  const afterAttempts = () => `after ${attemptNumber} attempt(s)${lastFailure ? ` (${lastFailure.error})` : ''}`;
-  const recordFailed = () => deliveries.recordDeliveryFailed.executeWithOptions({ summary: `Delivery failed ${afterAttempts()}` }, [{ deliveryId: input.deliveryId }]);
+  private readonly afterAttempts = () => `after ${this.attemptNumber} attempt(s)${this.lastFailure ? ` (${this.lastFailure.error})` : ''}`;
 
-  try {
-    const begin = { input, workflowId: info.workflowId, runAttempt: info.attempt };
-    const { plan, first } = inline ? await beginWithFirstAttempt(begin) : await beginAsBefore(begin, lean);
-    // All of them, from the checked input: a run started by hand (the UI's "Start Workflow Like This One") is as findable.
-    setSearchAttributes([
-      { key: COMPANY_ID, value: input.companyId },
-      { key: ENDPOINT_ID, value: input.endpointId },
-      { key: EVENT_TYPE, value: input.eventType },
-      { key: ENDPOINT_HOST, value: plan.endpointHost },
-      ...(plan.eventId ? [{ key: EVENT_ID, value: plan.eventId }] : []),
-    ]);
-    attemptNumber = plan.nextAttemptNumber;
-    lastFailure = plan.lastFailure;
+  private show(status: DeliveryStatus, details: string): void {
+    this.setSearchAttributes([{ key: DELIVERY_STATUS, value: status }]);
+    this.currentDetails = `**${status}** · ${details}`;
+    setCurrentDetails(this.currentDetails);
+  }
 
-    if (plan.mode === 'test') {
-      const outcome = await attempt('test', null, first);
-      if (outcome.delivered) return await delivered(outcome);
-      lastFailure = outcome.failure;
-      await recordFailed();
-      show('failed', failedSummary());
-      throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Test delivery ${failedSummary()}`, details: [lastFailure], nonRetryable: true });
-    }
-    if (plan.mode !== 'await_rerun') {
-      const waits = plan.mode === 'schedule' ? plan.retryDelaysMs : [];
-      show(plan.mode === 'schedule' ? 'pending' : 'retrying', plan.mode === 'schedule' ? 'First attempt under way.' : 'Re-run under way.');
-      let outcome = plan.mode === 'schedule' ? await attempt('automatic', waits[0] ?? null, first) : await manualAttempt(null, first);
-      for (let i = 0; ; i++) {
-        if (outcome.delivered) return await delivered(outcome);
-        lastFailure = outcome.failure;
-        // Ended while the attempt was made, after the endpoint's releaseWaiting looked for retry waits to end.
-        if (lastFailure.endpointEnded) endpointEnded = true;
-        const scheduled = waits[i];
-        if (outcome.permanent || scheduled === undefined) break;
-        const wait = waitBeforeNextAttempt(scheduled, lastFailure.retryAfterMs, plan.longestDelayMs);
-        const next = new Date(Date.now() + wait).toISOString();
-        show('retrying', `Attempt ${attemptNumber} failed: ${describeFailure(lastFailure)}. Next attempt at ${next}. ${UPDATE_HINT}`);
-        const nextAttemptInMs = waits[i + 1] ?? null;
-        outcome = (await retryWait(wait, `Attempt ${attemptNumber + 1} in ${duration(wait)}, or on a re-run`))
-          ? await manualAttempt(nextAttemptInMs)
-          : await attempt('automatic', nextAttemptInMs);
-      }
-      await recordFailed();
-      show('failed', `${failedSummary()} An alert was raised.`);
-      // Retryable on purpose: the run shows as Failed, and Temporal's retry of the workflow starts the run that
-      // waits for a re-run (mode await_rerun), so the open failed deliveries are exactly the current ones.
-      throw ApplicationFailure.create({ type: DELIVERY_FAILED, message: `Delivery ${failedSummary()}`, details: [lastFailure] });
-    }
-
-    await recordFailed();
-    for (;;) {
-      show('failed', `${failedSummary()} Waiting for a re-run. ${UPDATE_HINT}`);
-      if (!(await rerunRequested(plan.rerunWaitMs, `Failed ${afterAttempts()}. Waiting ${duration(plan.rerunWaitMs)} for the update "rerun"`))) {
-        throw ApplicationFailure.create({
-          type: DELIVERY_FAILED,
-          message: `Delivery ${failedSummary()} Not re-run within ${duration(plan.rerunWaitMs)}; POST /api/v1/webhook-deliveries/${input.deliveryId}/retry still re-runs it.`,
-          details: [lastFailure],
-          nonRetryable: true,
-        });
-      }
-      const outcome = await manualAttempt(null);
-      if (outcome.delivered) return await delivered(outcome);
-      lastFailure = outcome.failure;
-      await recordFailed();
-    }
-  } catch (error) {
-    // Cancelled at any point, even before the plan: the activity checks the input before recording it.
-    if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(() => deliveries.recordDeliveryCancelled({ input, workflowId: info.workflowId }));
-      show('cancelled', `Cancelled after ${attemptNumber} attempt(s). It can still be re-run: POST /api/v1/webhook-deliveries/${input.deliveryId}/retry.`);
-    }
-    throw error;
+  /** Sets the search attributes given, leaving out (in a lean run) those that already have their value. */
+  private setSearchAttributes(pairs: { key: typeof DELIVERY_STATUS; value: string | null }[]): void {
+    const current = workflowInfo().typedSearchAttributes;
+    const changed = this.lean ? pairs.filter((pair) => (current.get(pair.key) ?? null) !== pair.value) : pairs;
+    if (changed.length) upsertSearchAttributes(changed);
   }
 }
 
@@ -353,9 +363,9 @@ async function beginWithFirstAttempt(begin: RunBegin): Promise<{ plan: DeliveryR
     if (first.kind === 'delivered') return { plan, first: { kind: 'made', outcome: { delivered: true, statusCode: first.statusCode, durationMs: first.durationMs } } };
     return { plan, first };
   } catch (error) {
-    const failure = attemptFailureOf(error);
-    if (!failure?.plan) throw error;
-    return { plan: failure.plan, first: { kind: 'made', outcome: { delivered: false, failure: failure.details, permanent: failure.type === ATTEMPT_REJECTED } } };
+    const failed = failedAttemptOf(error);
+    if (!failed?.plan) throw error;
+    return { plan: failed.plan, first: { kind: 'made', outcome: failed.outcome } };
   }
 }
 
@@ -367,13 +377,14 @@ async function beginAsBefore(begin: RunBegin, lean: boolean): Promise<{ plan: De
 }
 
 /**
- * The failure of an attempt that was made and failed (not an outage of ours), with what it carries: an activity's
- * failure has it as its cause; a local activity's is it.
+ * An attempt that was made and failed (not an outage of ours), from the failure carrying it, with the plan a first
+ * task's failure carries after it: an activity's failure has it as its cause; a local activity's is it.
  */
-function attemptFailureOf(error: unknown): { type: string; details: AttemptFailure; plan: DeliveryRunPlan | null } | null {
+function failedAttemptOf(error: unknown): { outcome: FailedAttempt; plan: DeliveryRunPlan | null } | null {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (!(failure instanceof ApplicationFailure)) return null;
   const { type, details } = failure;
   if ((type !== ATTEMPT_FAILED && type !== ATTEMPT_REJECTED) || !details?.[0]) return null;
-  return { type, details: details[0] as AttemptFailure, plan: (details[1] as DeliveryRunPlan | undefined) ?? null };
+  const outcome: FailedAttempt = { delivered: false, failure: details[0] as AttemptFailure, permanent: type === ATTEMPT_REJECTED };
+  return { outcome, plan: (details[1] as DeliveryRunPlan | undefined) ?? null };
 }

@@ -52,3 +52,26 @@ export class PreparedStatement<Row extends QueryResultRow, Params extends Record
     }
   }
 }
+
+/**
+ * A call of a database function by its parameters' names, `select * from f(p_a => $1, p_b => $2, …)`, prepared as
+ * above: its values come from one object keyed by those names, so a call reads as the function's signature does, and
+ * an argument left out is refused by PostgreSQL instead of shifting the others. `parameters` is the order of the `$n`.
+ */
+export class FunctionCall<Args extends Record<string, unknown>, Row extends QueryResultRow> {
+  private readonly statement: PreparedStatement<Row>;
+
+  constructor(
+    name: string,
+    private readonly parameters: readonly (keyof Args & string)[],
+  ) {
+    this.statement = new PreparedStatement<Row>(name, `select * from ${name}(${parameters.map((parameter, i) => `${parameter} => $${i + 1}`).join(', ')})`);
+  }
+
+  rows(em: EntityManager, args: Args): Promise<Row[]> {
+    return this.statement.rows(
+      em,
+      this.parameters.map((parameter) => args[parameter]),
+    );
+  }
+}

@@ -18,7 +18,7 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 export const ENDPOINT_ORDERINGS = ['none', 'per_record'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 /**
- * The endpoint's circuit breaker (src/delivery/endpoint-admission.ts): closed lets attempts through; open holds them
+ * The endpoint's circuit breaker (src/delivery/attempts/endpoint-admission.ts): closed lets attempts through; open holds them
  * until `circuitProbeAt`; half_open lets one probe attempt through, which closes or reopens it.
  */
 export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;

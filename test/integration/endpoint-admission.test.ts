@@ -2,10 +2,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createCompany } from '../../src/domain/accounts/api-keys-service';
 import { connectOrm } from '../../src/database';
 import type { Orm } from '../../src/db/orm';
-import { admitAttempt, type AdmissionSettings, closeCircuit, settleAttempt, verdictOf } from '../../src/delivery/endpoint-admission';
+import { admitAttempt, type AdmissionSettings, closeCircuit, settleAttempt, verdictOf } from '../../src/delivery/attempts/endpoint-admission';
 import { WebhookDelivery } from '../../src/delivery/webhook-delivery.entity';
 import { WebhookEndpoint } from '../../src/delivery/webhook-endpoint.entity';
-import type { WebhookResult } from '../../src/delivery/webhook-sender';
+import type { AttemptResult as WebhookResult } from '../../src/delivery/attempts/attempt-result';
 import { createTestDatabase } from '../helpers/stack';
 
 const SETTINGS: AdmissionSettings = { maxInFlight: 2, failureThreshold: 3, cooldownMs: 60_000, maxCooldownMs: 600_000, slotLeaseMs: 90_000 };

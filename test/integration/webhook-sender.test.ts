@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { startReceiver, testCertificate, testClientCertificates, type TestReceiver } from '../helpers/https-receiver';
-import { createWebhookSender, type WebhookSender } from '../../src/delivery/webhook-sender';
+import { createWebhookSender, type WebhookSender } from '../../src/delivery/attempts/webhook-sender';
 
 const json = { 'Content-Type': 'application/json' };
 

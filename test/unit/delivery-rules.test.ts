@@ -1,6 +1,6 @@
 import { SecretBox } from '../../src/crypto/secret-box';
 import { signWebhook } from '../../src/crypto/webhook-signature';
-import { deliveryHeaders, signingSecrets } from '../../src/delivery/delivery-headers';
+import { deliveryHeaders, signingSecrets } from '../../src/delivery/attempts/delivery-headers';
 import { checkRerunRequest, describeFailure, waitBeforeNextAttempt } from '../../workflows/webhook-delivery.contract';
 
 describe('the wait before the next attempt', () => {

@@ -460,6 +460,21 @@ describe('webhookDelivery in skipped time', () => {
     await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history, 'webhook-delivery/00000000-0000-4000-8000-00000000b001');
   });
 
+  test('runs begun since the first attempt moved into the first task replay with this code: each kind of first try, each plan mode', async () => {
+    // Recorded from the workflow at 6d95a0a through the tests of this file and a few more runs (test sends, re-runs, an
+    // unknown signal, a run started by hand without WebhookDeliveryStart), so a change to the workflow's code that
+    // changes its commands fails here. A failed run that Temporal retries closes as the real server records it (failed,
+    // retry in progress), not as the test server does (continued as new), which the replayer would refuse.
+    const runs = JSON.parse(readFileSync(path.join(__dirname, 'histories/webhook-delivery-first-task.json'), 'utf8')) as { name: string; workflowId: string; history: unknown }[];
+    const histories = runs.map(({ workflowId, history }) => ({ workflowId, history: historyFromJSON(history) }));
+    const failed: string[] = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, histories)) {
+      if (result.error) failed.push(`${runs.find((run) => run.workflowId === result.workflowId)?.name}: ${result.error.message}`);
+    }
+    expect(failed).toEqual([]);
+    expect(runs).toHaveLength(23);
+  });
+
   test('a held attempt nobody wakes asks again when its wait ends', async () => {
     const { activities, attempts } = deliveryActivities([{ heldForMs: 5 * MINUTE, reason: 'endpoint_busy' }, delivered]);
     await withWorker(env, activities, async (taskQueue) => {

@@ -13,7 +13,7 @@ import {
   testEndpointFilter,
   updateEndpoint,
 } from '../../delivery/endpoints-service';
-import { heldCount } from '../../delivery/endpoint-admission';
+import { heldCount } from '../../delivery/attempts/endpoint-admission';
 import { feedStates } from '../../delivery/feed-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';

@@ -1,4 +1,4 @@
--- The first statement of a delivery attempt (src/delivery/attempt.ts): reads the delivery, its endpoint and its last
+-- The first statement of a delivery attempt (src/delivery/attempts/attempt.ts): reads the delivery, its endpoint and its last
 -- attempt, takes the endpoint's rate slot and asks its admission; a retry of an attempt already made is answered from
 -- its record.
 create or replace function begin_delivery_attempt(p_delivery uuid, p_attempt_id uuid, p_attempt_number integer, p_trigger text, p_trace_id text, p_take_rate_slot boolean, p_admit boolean, p_mark_in_progress boolean, p_expected_company uuid, p_expected_endpoint uuid, p_expected_event_type text, p_max_in_flight integer, p_slot_lease_ms integer, p_recheck_ms integer)

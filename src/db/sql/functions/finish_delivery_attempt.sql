@@ -1,4 +1,4 @@
--- The last statement of a delivery attempt (src/delivery/attempt.ts): records the attempt and the delivery's state,
+-- The last statement of a delivery attempt (src/delivery/attempts/attempt.ts): records the attempt and the delivery's state,
 -- the endpoint's failing streak, resolves the delivery's alerts once delivered, frees its slot and moves the breaker
 -- (settle_delivery_attempt); names the held deliveries to wake (and, once delivered, its record's next delivery).
 create or replace function finish_delivery_attempt(p_delivery uuid, p_attempt_id uuid, p_attempt_number integer, p_trigger text, p_trace_id text, p_outcome text, p_status_code integer, p_duration_ms integer, p_error text, p_response_excerpt text, p_next_attempt_in_ms integer, p_counts_against_endpoint boolean, p_settle boolean, p_verdict text, p_failure_threshold integer, p_cooldown_ms integer, p_max_cooldown_ms integer, p_max_in_flight integer)

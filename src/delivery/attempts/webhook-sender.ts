@@ -2,7 +2,8 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { traceHeaders } from '../observability/trace-context';
+import { traceHeaders } from '../../observability/trace-context';
+import type { AttemptResult } from './attempt-result';
 import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
 
 export interface WebhookRequest {
@@ -52,25 +53,9 @@ export interface TokenResponse {
   error: string | null;
 }
 
-/** `authentication`: the endpoint's credentials could not be had (its token endpoint failed); nothing was sent. */
-export type WebhookFailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http' | 'authentication';
-
-export interface WebhookResult {
-  /** null when no response arrived. */
-  statusCode: number | null;
-  durationMs: number;
-  /** null on a 2xx; otherwise a short description such as "HTTP 503" or "timed out after 30000 ms". */
-  error: string | null;
-  failureKind: WebhookFailureKind | null;
-  /** The first RESPONSE_EXCERPT_BYTES of the response body (UTF-8, may be cut), or null when there was none. */
-  responseExcerpt: string | null;
-  /** A 429's or 503's Retry-After (seconds or an HTTP date), in milliseconds from now; null otherwise. */
-  retryAfterMs: number | null;
-}
-
 export interface WebhookSender {
-  /** Never throws for network or HTTP problems; they come back as the result. */
-  send(request: WebhookRequest): Promise<WebhookResult>;
+  /** Never throws for network or HTTP problems; they come back as the attempt's result. */
+  send(request: WebhookRequest): Promise<AttemptResult>;
   /** Never throws for network or HTTP problems either. */
   requestToken(request: TokenRequest): Promise<TokenResponse>;
   close(): void;
@@ -82,7 +67,7 @@ const TOKEN_RESPONSE_BYTES = 64 * 1024;
 export const PROGRESS_INTERVAL_MS = 2_000;
 const DEFAULT_USER_AGENT = 'construction-integration-service-webhooks/1.0';
 
-type Outcome = Pick<WebhookResult, 'error' | 'failureKind'>;
+type Outcome = Pick<AttemptResult, 'error' | 'failureKind'>;
 
 function responseOutcome(response: IncomingMessage): Outcome {
   const status = response.statusCode!;
@@ -147,6 +132,43 @@ interface Post {
   onProgress?: () => void;
 }
 
+/** The exchange of a POST begun at `started`, as it ends: its duration taken then. */
+function exchangeSince(started: number) {
+  return (outcome: Outcome, statusCode: number | null = null, body: Buffer | null = null, retryAfter: number | null = null): Exchange => ({
+    statusCode,
+    durationMs: Math.round(performance.now() - started),
+    ...outcome,
+    body,
+    retryAfterMs: retryAfter,
+  });
+}
+
+/**
+ * Reads up to `maxBytes` of the response's body and gives it to `done` (null when empty), at its end or once that much
+ * came; `done` may be called again (an error or close after the end), which the caller ignores.
+ */
+function readBody(response: IncomingMessage, maxBytes: number, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const end = () => {
+    const body = Buffer.concat(chunks).subarray(0, maxBytes);
+    done(body.length > 0 ? body : null);
+  };
+  response.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    received += chunk.length;
+    if (received >= maxBytes) {
+      end();
+      // Enough read: stop reading so a huge or endless body is never buffered.
+      response.destroy();
+    }
+  });
+  response.on('end', end);
+  // A body cut short still leaves a status to judge by; the deadline may already have settled this.
+  response.on('error', end);
+  response.on('close', end);
+}
+
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const policy: TargetPolicy = { allowLoopback: options.allowLoopback };
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
@@ -170,15 +192,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   }
 
   function post(request: Post): Promise<Exchange> {
-    const started = performance.now();
-    const exchange = (outcome: Outcome, statusCode: number | null = null, body: Buffer | null = null, retryAfter: number | null = null): Exchange => ({
-      statusCode,
-      durationMs: Math.round(performance.now() - started),
-      ...outcome,
-      body,
-      retryAfterMs: retryAfter,
-    });
-
+    const exchange = exchangeSince(performance.now());
     return new Promise<Exchange>((resolve) => {
       let settled = false;
       let statusCode: number | null = null;
@@ -205,25 +219,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         },
         (response) => {
           statusCode = response.statusCode!;
-          const chunks: Buffer[] = [];
-          let received = 0;
-          const settleWithResponse = () => {
-            const body = Buffer.concat(chunks).subarray(0, request.maxResponseBytes);
-            settle(exchange(responseOutcome(response), statusCode, body.length > 0 ? body : null, retryAfterMs(response)));
-          };
-          response.on('data', (chunk: Buffer) => {
-            chunks.push(chunk);
-            received += chunk.length;
-            if (received >= request.maxResponseBytes) {
-              settleWithResponse();
-              // Enough read: stop reading so a huge or endless body is never buffered.
-              response.destroy();
-            }
-          });
-          response.on('end', settleWithResponse);
-          // A body cut short still leaves a status to judge by; the deadline may already have settled this.
-          response.on('error', settleWithResponse);
-          response.on('close', settleWithResponse);
+          readBody(response, request.maxResponseBytes, (body) => settle(exchange(responseOutcome(response), statusCode, body, retryAfterMs(response))));
         },
       );
 
@@ -260,7 +256,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
   }
 
-  async function send(request: WebhookRequest): Promise<WebhookResult> {
+  async function send(request: WebhookRequest): Promise<AttemptResult> {
     const target = targetOf(request.url);
     if (target instanceof UnsafeTargetError) return { statusCode: null, durationMs: 0, error: target.reason, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
     let requestAgent = agent;

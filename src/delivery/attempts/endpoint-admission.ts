@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Config } from '../config';
-import type { DeliveryWorkflows } from './delivery-workflows';
-import type { WebhookResult } from './webhook-sender';
-import type { HoldReason } from '../../workflows/webhook-delivery.contract';
+import type { Config } from '../../config';
+import type { DeliveryWorkflows } from '../delivery-workflows';
+import type { AttemptResult } from './attempt-result';
+import type { HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 /**
  * Whether an attempt to an endpoint may go out now: one endpoint's trouble must not take the capacity every other
@@ -45,7 +45,7 @@ const CLOSED_CIRCUIT =
   "circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null, circuit_probe_delivery_id = null";
 
 /** Timeouts, connection errors and 5xx count against the breaker; any other answer shows the endpoint is up. */
-export function verdictOf(result: WebhookResult): EndpointVerdict {
+export function verdictOf(result: AttemptResult): EndpointVerdict {
   if (result.failureKind === null) return 'healthy';
   if (result.failureKind === 'timeout' || result.failureKind === 'connection') return 'failing';
   if (result.failureKind === 'http' && result.statusCode !== null) {
@@ -61,7 +61,7 @@ export function verdictOf(result: WebhookResult): EndpointVerdict {
  * statement (src/db/sql/functions/admit_delivery_attempt.sql): the endpoint's row
  * locked first, then its slots, breaker and held deliveries counted. A delivery that holds a slot already (its activity
  * is retried after a worker died) is admitted again. An attempt's own path asks within begin_delivery_attempt
- * (src/delivery/attempt.ts).
+ * (src/delivery/attempts/attempt.ts).
  */
 export async function admitAttempt(em: EntityManager, settings: AdmissionSettings, endpointId: string, deliveryId: string): Promise<Admission> {
   const [row] = await em.execute<{ admitted: boolean; reason: HoldReason | null; retry_in_ms: number | null }[]>(
