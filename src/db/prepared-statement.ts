@@ -59,19 +59,14 @@ export class PreparedStatement<Row extends QueryResultRow, Params extends Record
  * an argument left out is refused by PostgreSQL instead of shifting the others. `parameters` is the order of the `$n`.
  */
 export class FunctionCall<Args extends Record<string, unknown>, Row extends QueryResultRow> {
-  private readonly statement: PreparedStatement<Row>;
+  private readonly statement: PreparedStatement<Row, Args>;
 
-  constructor(
-    name: string,
-    private readonly parameters: readonly (keyof Args & string)[],
-  ) {
-    this.statement = new PreparedStatement<Row>(name, `select * from ${name}(${parameters.map((parameter, i) => `${parameter} => $${i + 1}`).join(', ')})`);
+  constructor(name: string, parameters: readonly (keyof Args & string)[]) {
+    const places = Object.fromEntries(parameters.map((parameter, i) => [parameter, i + 1])) as { [Name in keyof Args]-?: number };
+    this.statement = new PreparedStatement<Row, Args>(name, `select * from ${name}(${parameters.map((parameter, i) => `${parameter} => $${i + 1}`).join(', ')})`, { params: places });
   }
 
   rows(em: EntityManager, args: Args): Promise<Row[]> {
-    return this.statement.rows(
-      em,
-      this.parameters.map((parameter) => args[parameter]),
-    );
+    return this.statement.run(em, args);
   }
 }
