@@ -45,7 +45,7 @@ export interface Config {
     disableAfterMs: number;
     /** How long deliveries carry the previous secret's signature after a rotation, unless the rotation says. */
     secretOverlapMs: number;
-    /** A feed whose oldest unacknowledged event is older than this raises a feed_behind alert (src/delivery/feed-alerts.ts). */
+    /** A feed whose oldest unacknowledged event is older than this raises a feed_behind alert (src/delivery/feeds/feed-alerts.ts). */
     feedLagAlertMs: number;
     /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/attempts/endpoint-admission.ts). */
     admission: {

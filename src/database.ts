@@ -26,7 +26,7 @@ import { WorkOrder } from './domain/work/work-order.entity';
 import { DeliveryAttempt } from './delivery/delivery-attempt.entity';
 import { WebhookAlert } from './delivery/webhook-alert.entity';
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
-import { WebhookEndpoint } from './delivery/webhook-endpoint.entity';
+import { WebhookEndpoint } from './delivery/endpoints/webhook-endpoint.entity';
 import { WebhookRecovery } from './delivery/webhook-recovery.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { MIGRATIONS } from './db/migrations';

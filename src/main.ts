@@ -83,7 +83,7 @@ async function main() {
       import('./worker/worker.js'),
       import('./api/server.js'),
       import('./delivery/outbox/dispatcher.js'),
-      import('./delivery/feed-alerts.js'),
+      import('./delivery/feeds/feed-alerts.js'),
       import('./temporal/connection.js'),
       import('./temporal/retention-schedule.js'),
     ]);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Orm } from './db/orm';
 import { ALERT_KINDS } from './delivery/webhook-alert.entity';
-import { CIRCUIT_STATES } from './delivery/webhook-endpoint.entity';
+import { CIRCUIT_STATES } from './delivery/endpoints/webhook-endpoint.entity';
 import { DELIVERY_STATUSES, HOLD_REASONS } from '../workflows/webhook-delivery.contract';
 
 /**

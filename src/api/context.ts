@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import type { ApiMetrics } from '../metrics';
 import type { SchemaValidator } from '../schemas/schema-validator';
 import type { DeliveryWorkflows } from '../delivery/delivery-workflows';
-import type { FeedWaits } from '../delivery/feed-waits';
+import type { FeedWaits } from '../delivery/feeds/feed-waits';
 import type { WorkflowGateway } from '../domain/workflow-gateway';
 
 /** What the API process is built from; routes receive it when they are created. */

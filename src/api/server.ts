@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config';
 import { SecretBox } from '../crypto/secret-box';
 import { ApiKeyCache } from '../domain/accounts/api-key-cache';
-import { FeedWaits } from '../delivery/feed-waits';
+import { FeedWaits } from '../delivery/feeds/feed-waits';
 import type { Orm } from '../db/orm';
 import type { Logger } from '../logger';
 import { createApiMetrics } from '../metrics';

@@ -15,7 +15,7 @@ import type { Actor } from '../domain/accounts/actor';
 import { findIdIgnoringCase } from '../domain/natural-keys';
 import { addSkill, listSkills } from '../domain/people/skills-service';
 import { getRecovery, startRecovery } from '../delivery/deliveries-service';
-import { WebhookEndpoint } from '../delivery/webhook-endpoint.entity';
+import { WebhookEndpoint } from '../delivery/endpoints/webhook-endpoint.entity';
 import { approvalThresholds } from '../domain/supply/approval-thresholds';
 import { workTypes } from '../domain/time/work-types';
 import { ApiError } from '../errors';

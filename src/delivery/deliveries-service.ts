@@ -9,7 +9,7 @@ import { type Cursor, cursorAfter, findPage, type Page } from '../domain/page';
 import { type TraceContext, traceContextOf } from '../observability/trace-context';
 import { type DeliveryToStart, type DeliveryWorkflows, RerunRefused } from './delivery-workflows';
 import { DeliveryAttempt } from './delivery-attempt.entity';
-import { assertWebhook, getEndpoint, webhookUrlOf } from './endpoints-service';
+import { assertWebhook, getEndpoint, webhookUrlOf } from './endpoints/endpoints-service';
 import { WebhookAlert } from './webhook-alert.entity';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookRecovery } from './webhook-recovery.entity';

@@ -1,4 +1,4 @@
-import type { PayloadShape } from './webhook-endpoint.entity';
+import type { PayloadShape } from './endpoints/webhook-endpoint.entity';
 import { eventDefinition } from '../events/registry';
 
 export interface StoredEvent {

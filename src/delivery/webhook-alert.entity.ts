@@ -1,14 +1,14 @@
 import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
 import { CompanyRecord } from '../domain/company-record';
 import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookEndpoint } from './endpoints/webhook-endpoint.entity';
 
 export const ALERT_KINDS = ['delivery_failed', 'endpoint_disabled', 'feed_behind'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 /**
  * Raised when a delivery has used up its attempts (one per failure, keyed by the attempts made so far), or when
- * an endpoint was disabled for failing everything, or a feed's consumer fell behind (src/delivery/feed-alerts.ts).
+ * an endpoint was disabled for failing everything, or a feed's consumer fell behind (src/delivery/feeds/feed-alerts.ts).
  * Resolved when the delivery is delivered, the endpoint re-enabled, or the feed's consumer caught up.
  */
 @Entity({ tableName: 'webhook_alerts' })

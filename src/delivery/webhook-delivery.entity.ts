@@ -1,7 +1,7 @@
 import { Entity, Index, ManyToOne, type Opt, Property, type Ref, Unique } from '@mikro-orm/core';
 import { CompanyRecord } from '../domain/company-record';
 import { OutboxEvent } from '../events/outbox-event.entity';
-import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookEndpoint } from './endpoints/webhook-endpoint.entity';
 import type { DeliveryStatus, HoldReason } from '../../workflows/webhook-delivery.contract';
 
 

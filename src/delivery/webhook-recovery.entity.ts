@@ -1,6 +1,6 @@
 import { Entity, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
 import { CompanyRecord } from '../domain/company-record';
-import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { WebhookEndpoint } from './endpoints/webhook-endpoint.entity';
 
 export const RECOVERY_STATUSES = ['running', 'completed'] as const;
 export type RecoveryStatus = (typeof RECOVERY_STATUSES)[number];

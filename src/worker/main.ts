@@ -20,7 +20,7 @@ async function main() {
     await Promise.all([
       import('../database.js'),
       import('../delivery/outbox/dispatcher.js'),
-      import('../delivery/feed-alerts.js'),
+      import('../delivery/feeds/feed-alerts.js'),
       import('../temporal/connection.js'),
       import('../temporal/retention-schedule.js'),
       import('../temporal/runtime.js'),

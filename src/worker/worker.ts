@@ -17,7 +17,7 @@ import { COMPANY_ID } from '../../workflows/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { DeliveryAttempts } from '../delivery/attempts/attempt';
 import { wakeHeld } from '../delivery/attempts/endpoint-admission';
-import { releaseWaiting } from '../delivery/endpoints-service';
+import { releaseWaiting } from '../delivery/endpoints/endpoints-service';
 import { createWebhookSender } from '../delivery/attempts/webhook-sender';
 import { watchEventLoop } from './event-loop-watch';
 import { workersRunningWorkflowsInProcess } from './in-process-workflows';

@@ -5,7 +5,7 @@ import { FIRST_ATTEMPT_INLINE_MS, createDeliveryRunActivities } from '../../acti
 import { SecretBox } from '../../src/crypto/secret-box';
 import { type AttemptRequest, DeliveryAttempts } from '../../src/delivery/attempts/attempt';
 import { wakeHeld } from '../../src/delivery/attempts/endpoint-admission';
-import { releaseWaiting } from '../../src/delivery/endpoints-service';
+import { releaseWaiting } from '../../src/delivery/endpoints/endpoints-service';
 import { createWebhookSender } from '../../src/delivery/attempts/webhook-sender';
 import { createLogger } from '../../src/logger';
 import { createWorkerMetrics } from '../../src/metrics';

@@ -4,7 +4,7 @@ import { connectOrm } from '../../src/database';
 import type { Orm } from '../../src/db/orm';
 import { admitAttempt, type AdmissionSettings, closeCircuit, settleAttempt, verdictOf } from '../../src/delivery/attempts/endpoint-admission';
 import { WebhookDelivery } from '../../src/delivery/webhook-delivery.entity';
-import { WebhookEndpoint } from '../../src/delivery/webhook-endpoint.entity';
+import { WebhookEndpoint } from '../../src/delivery/endpoints/webhook-endpoint.entity';
 import type { AttemptResult as WebhookResult } from '../../src/delivery/attempts/attempt-result';
 import { createTestDatabase } from '../helpers/stack';
 

@@ -1,8 +1,8 @@
 import { createLogger } from '../../src/logger';
 import { OutboxDispatcher } from '../../src/delivery/outbox/dispatcher';
 import { deliveryIdFor } from '../../src/delivery/outbox/fan-out';
-import { raiseFeedLagAlerts } from '../../src/delivery/feed-alerts';
-import { feedCursor } from '../../src/delivery/feed-service';
+import { raiseFeedLagAlerts } from '../../src/delivery/feeds/feed-alerts';
+import { feedCursor } from '../../src/delivery/feeds/feed-service';
 import { pruneBatch } from '../../src/domain/retention';
 import { seedEmployee } from '../helpers/fixtures';
 import { waitFor } from '../helpers/processes';

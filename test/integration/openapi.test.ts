@@ -8,7 +8,7 @@ import { documentedRoutes } from '../../src/api/openapi';
 import { INBOUND_OPERATIONS } from '../../src/api/routes/inbound/operations';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { ApiKeyCache } from '../../src/domain/accounts/api-key-cache';
-import { FeedWaits } from '../../src/delivery/feed-waits';
+import { FeedWaits } from '../../src/delivery/feeds/feed-waits';
 import { createApiMetrics } from '../../src/metrics';
 import { createLogger } from '../../src/logger';
 import { PROJECT_ROOT } from '../../src/paths';

@@ -1,4 +1,4 @@
-import { checkFilter, CompiledFilters, compileFilter } from '../../src/delivery/endpoint-filter';
+import { checkFilter, CompiledFilters, compileFilter } from '../../src/delivery/endpoints/endpoint-filter';
 import type { EndpointFilter } from '../../src/generated/schemas';
 
 const matches = (filter: EndpointFilter, body: Record<string, unknown>) => compileFilter(filter)(body);

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { isSubscribed, normaliseSubscriptions } from '../../src/delivery/subscriptions';
+import { isSubscribed, normaliseSubscriptions } from '../../src/delivery/endpoints/subscriptions';
 import { deliveryBody } from '../../src/delivery/delivery-body';
 import { endpointAbout, EVENT_REGISTRY, OPERATIONAL_EVENT_TYPES, SUBSCRIBABLE_NAMES } from '../../src/events/registry';
 import { loadSchemaFiles } from '../../src/schemas/schema-files';

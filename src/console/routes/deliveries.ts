@@ -1,9 +1,9 @@
 import type { AppDeps } from '../../api/context';
 import { getDelivery, listAlerts, listAttempts, listDeliveries, rerunDelivery } from '../../delivery/deliveries-service';
-import { listEndpoints } from '../../delivery/endpoints-service';
-import { feedStates } from '../../delivery/feed-service';
+import { listEndpoints } from '../../delivery/endpoints/endpoints-service';
+import { feedStates } from '../../delivery/feeds/feed-service';
 import { type WebhookDelivery } from '../../delivery/webhook-delivery.entity';
-import { endpointName, WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import { endpointName, WebhookEndpoint } from '../../delivery/endpoints/webhook-endpoint.entity';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage } from '../context';
 import { parseUtcLocal, redirectWithFlash, sendPage } from '../http';

@@ -12,11 +12,11 @@ import {
   rotateEndpointSecret,
   testEndpointFilter,
   updateEndpoint,
-} from '../../delivery/endpoints-service';
+} from '../../delivery/endpoints/endpoints-service';
 import { heldCount } from '../../delivery/attempts/endpoint-admission';
-import { feedStates } from '../../delivery/feed-service';
+import { feedStates } from '../../delivery/feeds/feed-service';
 import { ApiError } from '../../errors';
-import type { WebhookEndpoint } from '../../delivery/webhook-endpoint.entity';
+import type { WebhookEndpoint } from '../../delivery/endpoints/webhook-endpoint.entity';
 import type { EndpointFilter, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';

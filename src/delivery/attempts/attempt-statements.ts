@@ -1,7 +1,7 @@
 import { FunctionCall, PreparedStatement } from '../../db/prepared-statement';
 import type { AttemptOutcome } from '../delivery-attempt.entity';
-import type { EndpointAuthentication } from '../endpoint-authentication';
-import type { CircuitState, EndpointStatus } from '../webhook-endpoint.entity';
+import type { EndpointAuthentication } from '../endpoints/endpoint-authentication';
+import type { CircuitState, EndpointStatus } from '../endpoints/webhook-endpoint.entity';
 import type { RecordedAttempt } from './attempt-result';
 import type { EndpointVerdict } from './endpoint-admission';
 import type { AttemptTrigger, HoldReason } from '../../../workflows/webhook-delivery.contract';

@@ -1,6 +1,6 @@
 import type { SecretBox } from '../../crypto/secret-box';
 import { signWebhook } from '../../crypto/webhook-signature';
-import type { WebhookEndpoint } from '../webhook-endpoint.entity';
+import type { WebhookEndpoint } from '../endpoints/webhook-endpoint.entity';
 
 /**
  * The secrets deliveries are signed with: the endpoint's current one, then the one it had before its last

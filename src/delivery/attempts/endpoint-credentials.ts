@@ -2,8 +2,8 @@ import { SpanKind } from '@opentelemetry/api';
 import { performance } from 'node:perf_hooks';
 import type { SecretBox } from '../../crypto/secret-box';
 import { inSpan } from '../../observability/spans';
-import { clientCertificateVersion, type EndpointAuthentication } from '../endpoint-authentication';
-import type { StoredOAuth } from '../webhook-endpoint.entity';
+import { clientCertificateVersion, type EndpointAuthentication } from '../endpoints/endpoint-authentication';
+import type { StoredOAuth } from '../endpoints/webhook-endpoint.entity';
 import { type ClientCertificate, PROGRESS_INTERVAL_MS, type WebhookSender } from './webhook-sender';
 
 /**

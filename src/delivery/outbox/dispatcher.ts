@@ -6,7 +6,7 @@ import { StatisticsRefresh } from '../../db/statistics-refresh';
 import type { Logger } from '../../logger';
 import type { WorkerMetrics } from '../../metrics';
 import type { DeliveryToStart, DeliveryWorkflows } from '../delivery-workflows';
-import { CompiledFilters } from '../endpoint-filter';
+import { CompiledFilters } from '../endpoints/endpoint-filter';
 import { letGoForCompanies, moreToClaim, settleBatch, type BatchOutcome } from './batch';
 import { CLAIM_SECONDS, type ClaimedBatch, claimDeferred, claimEvents, type ClaimLimits, ClaimNotices } from './claim';
 import { hadRoom, isFlowing, runsPerEndpoint, type RunBudgets } from './endpoint-room';

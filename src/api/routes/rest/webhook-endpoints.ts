@@ -18,10 +18,10 @@ import {
   rotateEndpointSecret,
   testEndpointFilter,
   updateEndpoint,
-} from '../../../delivery/endpoints-service';
-import { authenticationJson } from '../../../delivery/endpoint-authentication';
-import { acknowledgeFeed, feedCursor, feedStates, type FeedState, getFeed, positionOf, readFeed } from '../../../delivery/feed-service';
-import type { WebhookEndpoint } from '../../../delivery/webhook-endpoint.entity';
+} from '../../../delivery/endpoints/endpoints-service';
+import { authenticationJson } from '../../../delivery/endpoints/endpoint-authentication';
+import { acknowledgeFeed, feedCursor, feedStates, type FeedState, getFeed, positionOf, readFeed } from '../../../delivery/feeds/feed-service';
+import type { WebhookEndpoint } from '../../../delivery/endpoints/webhook-endpoint.entity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type {
   WebhookEndpointCreate,

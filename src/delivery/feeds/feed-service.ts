@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiError } from '../errors';
+import { ApiError } from '../../errors';
 import { resolveFeedLagAlert } from './feed-alerts';
-import { isSubscribed } from './subscriptions';
-import { WebhookEndpoint } from './webhook-endpoint.entity';
+import { isSubscribed } from '../endpoints/subscriptions';
+import { WebhookEndpoint } from '../endpoints/webhook-endpoint.entity';
 
 /** One event of a feed as it is read: what a webhook of the endpoint would carry, and where it stands in the feed. */
 export interface FeedEntry {

@@ -1,15 +1,15 @@
 import { createHash, createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
-import type { SecretBox } from '../crypto/secret-box';
-import { ApiError } from '../errors';
+import type { SecretBox } from '../../crypto/secret-box';
+import { ApiError } from '../../errors';
 import type {
   WebhookEndpointAuthentication,
   WebhookEndpointAuthenticationInput,
   WebhookEndpointClientCertificateInput,
   WebhookEndpointHeaderInput,
   WebhookEndpointOAuthInput,
-} from '../generated/schemas';
-import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './attempts/ssrf-guard';
+} from '../../generated/schemas';
+import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../attempts/ssrf-guard';
 import type { StoredHeader, StoredOAuth, WebhookEndpoint } from './webhook-endpoint.entity';
 
 /**

@@ -1,5 +1,5 @@
-import { ApiError } from '../errors';
-import { eventDefinition, isOperational, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../events/registry';
+import { ApiError } from '../../errors';
+import { eventDefinition, isOperational, SUBSCRIBABLE_CATEGORIES, SUBSCRIBABLE_NAMES } from '../../events/registry';
 
 /**
  * Validates what an endpoint subscribes to and stores it by event key: exact names of either shape

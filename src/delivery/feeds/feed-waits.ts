@@ -1,5 +1,5 @@
-import { listenForNotifications, type NotificationListener } from '../db/notifications';
-import type { Logger } from '../logger';
+import { listenForNotifications, type NotificationListener } from '../../db/notifications';
+import type { Logger } from '../../logger';
 
 /** A long poll's wait for new events of one feed. */
 export interface FeedWait {

@@ -1,6 +1,6 @@
-import { ApiError } from '../errors';
-import type { EndpointFilter } from '../generated/schemas';
-import { isValidDate, parseTimestamp } from '../schemas/formats';
+import { ApiError } from '../../errors';
+import type { EndpointFilter } from '../../generated/schemas';
+import { isValidDate, parseTimestamp } from '../../schemas/formats';
 
 /**
  * An endpoint's content filter (README "Filtering by content"): conditions on the body the endpoint would be sent, in

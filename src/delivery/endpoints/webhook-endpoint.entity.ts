@@ -1,11 +1,11 @@
 import { BigIntType, Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
-import { ApiKey } from '../domain/accounts/api-key.entity';
-import { CompanyRecord } from '../domain/company-record';
-import type { EndpointFilter } from '../generated/schemas';
+import { ApiKey } from '../../domain/accounts/api-key.entity';
+import { CompanyRecord } from '../../domain/company-record';
+import type { EndpointFilter } from '../../generated/schemas';
 
 export const PAYLOAD_SHAPES = ['A', 'B'] as const;
 export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
-/** How an endpoint gets its events: signed POSTs to its URL, or a feed it reads by cursor (src/delivery/feed-service.ts). */
+/** How an endpoint gets its events: signed POSTs to its URL, or a feed it reads by cursor (src/delivery/feeds/feed-service.ts). */
 export const DELIVERY_KINDS = ['webhook', 'feed'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 /** `deleted` endpoints are kept (with their delivery logs) but invisible through the API. */
@@ -27,7 +27,7 @@ export type CircuitState = (typeof CIRCUIT_STATES)[number];
 /** A custom header as stored: a secret one's value sealed with ENCRYPTION_KEY, with a hint of it to show. */
 export type StoredHeader = { name: string; secret: false; value: string } | { name: string; secret: true; valueSealed: string; hint: string | null };
 
-/** OAuth 2.0 client credentials as stored (src/delivery/endpoint-authentication.ts), the client secret sealed. */
+/** OAuth 2.0 client credentials as stored (src/delivery/endpoints/endpoint-authentication.ts), the client secret sealed. */
 export interface StoredOAuth {
   tokenUrl: string;
   clientId: string;
@@ -108,7 +108,7 @@ export class WebhookEndpoint extends CompanyRecord {
   @Property({ type: 'text', nullable: true })
   clientKeySealed: string | null = null;
 
-  /** Conditions on an event's body the endpoint wants (src/delivery/endpoint-filter.ts); null: every event it subscribes to. */
+  /** Conditions on an event's body the endpoint wants (src/delivery/endpoints/endpoint-filter.ts); null: every event it subscribes to. */
   @Property({ type: 'json', nullable: true })
   filter: EndpointFilter = null;
 

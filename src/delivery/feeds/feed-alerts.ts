@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Orm } from '../db/orm';
-import type { Logger } from '../logger';
+import type { Orm } from '../../db/orm';
+import type { Logger } from '../../logger';
 
 /** When a feed's oldest event not yet acknowledged was written (an expression on the endpoint `e`); null when none waits. */
 const OLDEST_UNACKNOWLEDGED = `(select f.created_at from webhook_feed_events f where f.endpoint_id = e.id and f.position > e.feed_acknowledged order by f.position limit 1)`;
