@@ -44,7 +44,7 @@ export interface SendAttemptInput {
 
 /**
  * A delivered attempt; or none made, because the endpoint's rate limit has no slot for this long, or because the
- * endpoint holds it (src/delivery/attempts/endpoint-admission.ts): the run waits up to `heldForMs` or until it is woken.
+ * endpoint holds it (src/delivery/endpoints/endpoint-admission.ts): the run waits up to `heldForMs` or until it is woken.
  */
 export type SendAttemptResult = { statusCode: number; durationMs: number } | { throttledForMs: number } | { heldForMs: number; reason: HoldReason };
 

@@ -47,7 +47,7 @@ export interface Config {
     secretOverlapMs: number;
     /** A feed whose oldest unacknowledged event is older than this raises a feed_behind alert (src/delivery/feeds/feed-alerts.ts). */
     feedLagAlertMs: number;
-    /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/attempts/endpoint-admission.ts). */
+    /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/endpoints/endpoint-admission.ts). */
     admission: {
       maxInFlight: number;
       failureThreshold: number;

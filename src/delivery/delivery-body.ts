@@ -1,5 +1,7 @@
-import type { PayloadShape } from './endpoints/webhook-endpoint.entity';
 import { eventDefinition } from '../events/registry';
+
+/** The two shapes of an event's envelope an endpoint chooses between (docs: shape A and shape B). */
+export type PayloadShape = 'A' | 'B';
 
 export interface StoredEvent {
   id: string;

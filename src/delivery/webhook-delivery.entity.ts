@@ -87,7 +87,7 @@ export class WebhookDelivery extends CompanyRecord {
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   failedAt: Date | null = null;
 
-  /** Set while the run waits to make its next attempt (src/delivery/attempts/endpoint-admission.ts); null otherwise. */
+  /** Set while the run waits to make its next attempt (src/delivery/endpoints/endpoint-admission.ts); null otherwise. */
   @Property({ type: 'text', nullable: true })
   heldReason: HoldReason | null = null;
 

@@ -16,7 +16,7 @@ import { moveSchedulesOff, openRunsOn } from '../temporal/drain-task-queue';
 import { COMPANY_ID } from '../../workflows/search-attributes';
 import { temporalDeliveryWorkflows } from '../temporal/temporal-delivery-workflows';
 import { DeliveryAttempts } from '../delivery/attempts/attempt';
-import { wakeHeld } from '../delivery/attempts/endpoint-admission';
+import { wakeHeld } from '../delivery/endpoints/endpoint-admission';
 import { releaseWaiting } from '../delivery/endpoints/endpoints-service';
 import { createWebhookSender } from '../delivery/attempts/webhook-sender';
 import { watchEventLoop } from './event-loop-watch';

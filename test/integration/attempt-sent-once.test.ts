@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { FIRST_ATTEMPT_INLINE_MS, createDeliveryRunActivities } from '../../activities/webhook-delivery';
 import { SecretBox } from '../../src/crypto/secret-box';
 import { type AttemptRequest, DeliveryAttempts } from '../../src/delivery/attempts/attempt';
-import { wakeHeld } from '../../src/delivery/attempts/endpoint-admission';
+import { wakeHeld } from '../../src/delivery/endpoints/endpoint-admission';
 import { releaseWaiting } from '../../src/delivery/endpoints/endpoints-service';
 import { createWebhookSender } from '../../src/delivery/attempts/webhook-sender';
 import { createLogger } from '../../src/logger';

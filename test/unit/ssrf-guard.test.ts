@@ -1,5 +1,5 @@
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
-import { assertSafeWebhookUrl, createGuardedLookup, forbiddenAddressReason, type TargetPolicy, UnsafeTargetError } from '../../src/delivery/attempts/ssrf-guard';
+import { assertSafeWebhookUrl, createGuardedLookup, forbiddenAddressReason, type TargetPolicy, UnsafeTargetError } from '../../src/delivery/endpoints/ssrf-guard';
 
 const strict = { allowLoopback: false };
 const loopbackAllowed = { allowLoopback: true };

@@ -13,7 +13,7 @@ import {
   testEndpointFilter,
   updateEndpoint,
 } from '../../delivery/endpoints/endpoints-service';
-import { heldCount } from '../../delivery/attempts/endpoint-admission';
+import { heldCount } from '../../delivery/endpoints/endpoint-admission';
 import { feedStates } from '../../delivery/feeds/feed-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/endpoints/webhook-endpoint.entity';

@@ -1,11 +1,12 @@
 import type { AttemptOutcome } from '../delivery-attempt.entity';
+import type { EndpointVerdict } from '../endpoints/endpoint-admission';
 
 /** Why an attempt failed. `authentication`: the endpoint's credentials could not be had (its token endpoint failed); nothing was sent. */
 export type FailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http' | 'authentication';
 
 /**
  * What one attempt came to, in one shape from the sender to the record: the sender answers with it
- * (webhook-sender.ts), `classify` and the breaker's verdict (`verdictOf`, endpoint-admission.ts) read it,
+ * (webhook-sender.ts), `classify` and the breaker's verdict (`verdictOf`, below) read it,
  * finish_delivery_attempt records it (attempt-statements.ts), and the run is told it as a made attempt.
  */
 export interface AttemptResult {
@@ -83,4 +84,16 @@ export function madeFromRecord(record: RecordedAttempt & { outcome: FinishedOutc
     outcome: record.outcome,
     ...(endpointEnded && record.outcome === 'retryable_failure' ? { endpointEnded: true as const } : {}),
   };
+}
+
+/** Timeouts, connection errors and 5xx count against the breaker; any other answer shows the endpoint is up. */
+export function verdictOf(result: AttemptResult): EndpointVerdict {
+  if (result.failureKind === null) return 'healthy';
+  if (result.failureKind === 'timeout' || result.failureKind === 'connection') return 'failing';
+  if (result.failureKind === 'http' && result.statusCode !== null) {
+    if (result.statusCode >= 500) return 'failing';
+    // A 429 asks to slow down (its Retry-After is honoured); it says nothing about whether the endpoint is up.
+    return result.statusCode === 429 ? 'neutral' : 'healthy';
+  }
+  return 'neutral';
 }

@@ -3,7 +3,7 @@ import type { AttemptOutcome } from '../delivery-attempt.entity';
 import type { EndpointAuthentication } from '../endpoints/endpoint-authentication';
 import type { CircuitState, EndpointStatus } from '../endpoints/webhook-endpoint.entity';
 import type { RecordedAttempt } from './attempt-result';
-import type { EndpointVerdict } from './endpoint-admission';
+import type { EndpointVerdict } from '../endpoints/endpoint-admission';
 import type { AttemptTrigger, HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 /*
@@ -67,7 +67,7 @@ interface BeginRow {
 
 /**
  * Reads the delivery, its endpoint and its last attempt, takes the endpoint's rate slot and asks its admission (the cap
- * on attempts in flight and the breaker: endpoint-admission.ts; on an endpoint ordered per record, its record's earlier
+ * on attempts in flight and the breaker: ../endpoints/endpoint-admission.ts; on an endpoint ordered per record, its record's earlier
  * deliveries: docs/ordering.md), and records the attempt in progress; a retry of an attempt already made is answered
  * from its record.
  */

@@ -11,11 +11,11 @@ import { inSpan } from '../../observability/spans';
 import { currentTraceId } from '../../observability/trace-context';
 import type { EndpointAuthentication } from '../endpoints/endpoint-authentication';
 import { disableEndpoint } from '../endpoints/endpoints-service';
-import { type AttemptResult, classify, endpointNotActive, type FinishedOutcome, type MadeAttempt, madeAttempt, madeFromRecord } from './attempt-result';
+import { type AttemptResult, classify, endpointNotActive, type FinishedOutcome, type MadeAttempt, madeAttempt, madeFromRecord, verdictOf } from './attempt-result';
 import { BEGIN, type BegunAttempt, begunFrom, FINISH, type Finished, RECORD_SUCCESSOR, RECORDED } from './attempt-statements';
 import { deliveryHeaders, signingSecrets } from './delivery-headers';
 import { type AttemptCredentials, type AttemptTime, CredentialsError, EndpointCredentials } from './endpoint-credentials';
-import { HELD_RECHECK_MS, verdictOf } from './endpoint-admission';
+import { HELD_RECHECK_MS } from '../endpoints/endpoint-admission';
 import { PROGRESS_INTERVAL_MS, type WebhookSender } from './webhook-sender';
 import type { AttemptTrigger, HoldReason } from '../../../workflows/webhook-delivery.contract';
 
@@ -23,7 +23,7 @@ import type { AttemptTrigger, HoldReason } from '../../../workflows/webhook-deli
  * One attempt of a delivery, top-down, each step a function below in the order it runs (README.md):
  *
  * 1. begin: begin_delivery_attempt reads the delivery, its endpoint and its last attempt, takes the endpoint's rate
- *    slot and asks its admission (endpoint-admission.ts); a retry of an attempt already made is answered from its record.
+ *    slot and asks its admission (../endpoints/endpoint-admission.ts); a retry of an attempt already made is answered from its record.
  * 2. make: an attempt admitted (or asked nothing) is sent and finished, here or handed off to go on in this process.
  * 3. send: the signed POST through the SSRF guard (webhook-sender.ts), in the attempt's span; for an endpoint with
  *    authentication, with its headers, OAuth token and client certificate (endpoint-credentials.ts), all within the

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { traceHeaders } from '../../observability/trace-context';
 import type { AttemptResult } from './attempt-result';
-import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
+import { createGuardedLookup, parseWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../endpoints/ssrf-guard';
 
 export interface WebhookRequest {
   url: string;

@@ -9,7 +9,7 @@ import type {
   WebhookEndpointHeaderInput,
   WebhookEndpointOAuthInput,
 } from '../../generated/schemas';
-import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from '../attempts/ssrf-guard';
+import { assertSafeWebhookUrl, type TargetPolicy, UnsafeTargetError } from './ssrf-guard';
 import type { StoredHeader, StoredOAuth, WebhookEndpoint } from './webhook-endpoint.entity';
 
 /**

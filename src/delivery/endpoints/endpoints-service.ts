@@ -7,16 +7,16 @@ import type { Logger } from '../../logger';
 import type { EndpointFilter, WebhookEndpointAuthenticationInput } from '../../generated/schemas';
 import { SUBSCRIBABLE_NAMES } from '../../events/registry';
 import { assertSafeTarget, authenticationFrom, NO_AUTHENTICATION } from './endpoint-authentication';
-import type { TargetPolicy } from '../attempts/ssrf-guard';
+import type { TargetPolicy } from './ssrf-guard';
 import type { Actor } from '../../domain/accounts/actor';
 import { ApiKey } from '../../domain/accounts/api-key.entity';
 import { findPage, type Page } from '../../domain/page';
 import type { DeliveryWorkflows } from '../delivery-workflows';
-import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from '../attempts/endpoint-admission';
-import { deliveryEnvelope } from '../delivery-body';
+import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
+import { deliveryEnvelope, type PayloadShape } from '../delivery-body';
 import { checkFilter, compileFilter } from './endpoint-filter';
 import { normaliseSubscriptions } from './subscriptions';
-import { type DeliveryKind, type EndpointOrdering, type EndpointStatus, type PayloadShape, WebhookEndpoint } from './webhook-endpoint.entity';
+import { type DeliveryKind, type EndpointOrdering, type EndpointStatus, WebhookEndpoint } from './webhook-endpoint.entity';
 
 export interface EndpointFields {
   delivery: DeliveryKind;

@@ -2,9 +2,8 @@ import { BigIntType, Entity, Index, ManyToOne, type Opt, Property, type Ref } fr
 import { ApiKey } from '../../domain/accounts/api-key.entity';
 import { CompanyRecord } from '../../domain/company-record';
 import type { EndpointFilter } from '../../generated/schemas';
+import type { PayloadShape } from '../delivery-body';
 
-export const PAYLOAD_SHAPES = ['A', 'B'] as const;
-export type PayloadShape = (typeof PAYLOAD_SHAPES)[number];
 /** How an endpoint gets its events: signed POSTs to its URL, or a feed it reads by cursor (src/delivery/feeds/feed-service.ts). */
 export const DELIVERY_KINDS = ['webhook', 'feed'] as const;
 export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
@@ -18,7 +17,7 @@ export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
 export const ENDPOINT_ORDERINGS = ['none', 'per_record'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 /**
- * The endpoint's circuit breaker (src/delivery/attempts/endpoint-admission.ts): closed lets attempts through; open holds them
+ * The endpoint's circuit breaker (src/delivery/endpoints/endpoint-admission.ts): closed lets attempts through; open holds them
  * until `circuitProbeAt`; half_open lets one probe attempt through, which closes or reopens it.
  */
 export const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;

@@ -1,10 +1,9 @@
 import { v5 as uuidv5 } from 'uuid';
 import { endpointAbout } from '../../events/registry';
-import { deliveryBody, deliveryEnvelope, type DeliveryEnvelope, type StoredEvent } from '../delivery-body';
+import { deliveryBody, deliveryEnvelope, type DeliveryEnvelope, type PayloadShape, type StoredEvent } from '../delivery-body';
 import type { DeliveryToStart } from '../delivery-workflows';
 import type { CompiledFilters } from '../endpoints/endpoint-filter';
 import { isSubscribed } from '../endpoints/subscriptions';
-import type { PayloadShape } from '../endpoints/webhook-endpoint.entity';
 import type { DeferredRow, EndpointRow, EventRow } from './statements';
 
 /*

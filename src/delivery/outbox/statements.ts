@@ -1,6 +1,6 @@
 import type { EndpointFilter } from '../../generated/schemas';
 import { PreparedStatement } from '../../db/prepared-statement';
-import type { PayloadShape } from '../endpoints/webhook-endpoint.entity';
+import type { PayloadShape } from '../delivery-body';
 import {
   DEFERRED_ROOM,
   DEFERRED_ROOM_COLUMNS,

@@ -1,6 +1,6 @@
 -- Admits a delivery's next attempt (a slot of its endpoint taken) or holds it (the delivery marked held, oldest
 -- first): the endpoint's row locked first, then its slots, breaker, held deliveries and, for an endpoint ordered per
--- record, the record's earlier deliveries counted (src/delivery/attempts/endpoint-admission.ts, docs/ordering.md).
+-- record, the record's earlier deliveries counted (src/delivery/endpoints/endpoint-admission.ts, docs/ordering.md).
 create or replace function admit_delivery_attempt(p_endpoint uuid, p_delivery uuid, p_max_in_flight integer, p_slot_lease_ms integer, p_recheck_ms integer)
   returns table (admitted boolean, reason text, retry_in_ms integer)
   language plpgsql

@@ -1,5 +1,5 @@
 -- The oldest held deliveries of an endpoint, as many as it has free slots not kept for deliveries woken a moment ago,
--- marked woken, for the caller to wake (src/delivery/attempts/endpoint-admission.ts). A deferred delivery whose run a dispatcher
+-- marked woken, for the caller to wake (src/delivery/endpoints/endpoint-admission.ts). A deferred delivery whose run a dispatcher
 -- is starting (its claim, start_claimed_until, not over) is on its way, as one woken is: it keeps its slot and is not
 -- woken, since a signal that comes while a run's first task makes its first attempt fails that task (the first attempt
 -- then runs again). Its own admission ends that claim.

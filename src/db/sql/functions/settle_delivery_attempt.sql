@@ -1,5 +1,5 @@
 -- Frees an attempt's slot and moves its endpoint's breaker by the attempt's verdict; returns the held deliveries to
--- wake (src/delivery/attempts/endpoint-admission.ts).
+-- wake (src/delivery/endpoints/endpoint-admission.ts).
 create or replace function settle_delivery_attempt(p_endpoint uuid, p_delivery uuid, p_attempt_number integer, p_verdict text, p_failure_threshold integer, p_cooldown_ms integer, p_max_cooldown_ms integer, p_max_in_flight integer)
   returns table (transition text, wake uuid[])
   language plpgsql

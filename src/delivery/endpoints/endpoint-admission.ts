@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../config';
 import type { DeliveryWorkflows } from '../delivery-workflows';
-import type { AttemptResult } from './attempt-result';
 import type { HoldReason } from '../../../workflows/webhook-delivery.contract';
 
 /**
@@ -43,18 +42,6 @@ const HELD_GRACE = "interval '1 minute'";
 /** A breaker as a new endpoint's: closed, nothing counted against it. */
 const CLOSED_CIRCUIT =
   "circuit_state = 'closed', circuit_failing_deliveries = '{}', circuit_failed_probes = 0, circuit_opened_at = null, circuit_probe_at = null, circuit_probe_delivery_id = null";
-
-/** Timeouts, connection errors and 5xx count against the breaker; any other answer shows the endpoint is up. */
-export function verdictOf(result: AttemptResult): EndpointVerdict {
-  if (result.failureKind === null) return 'healthy';
-  if (result.failureKind === 'timeout' || result.failureKind === 'connection') return 'failing';
-  if (result.failureKind === 'http' && result.statusCode !== null) {
-    if (result.statusCode >= 500) return 'failing';
-    // A 429 asks to slow down (its Retry-After is honoured); it says nothing about whether the endpoint is up.
-    return result.statusCode === 429 ? 'neutral' : 'healthy';
-  }
-  return 'neutral';
-}
 
 /**
  * Admits the delivery's next attempt (taking a slot) or holds it (marking the delivery held, oldest first), in one
