@@ -26,7 +26,8 @@ import { seedRecords } from './seeds';
  *   and shares it out itself, each phase (examples, coverage, fuzzing) and each operation a slice of what is left, so
  *   that a slow machine tests every operation with fewer cases instead of running out of time half-way through the
  *   operations; a fifth of it then goes to the inbound endpoint alone, each event_type an operation of its own
- *   (fuzzPasses). The run must still generate MIN_CASES_PER_SECOND for every second it used.
+ *   (fuzzPasses). Each run's overhead is kept out of its generation's time, so the runs end within the budget. The run
+ *   must still generate MIN_CASES_PER_SECOND for every second it used.
  * - `npm run fuzz` (FUZZ_DEEP=1): the deep run, FUZZ_EXAMPLES (10) cases per operation and phase with no time limit,
  *   at least DEEP_MIN_CASES in all.
  */
@@ -52,6 +53,11 @@ const MIN_CASES_PER_SECOND = 4;
 const INBOUND_SHARE = 0.2;
 /** The deep run's count, as the suite's run was before it was bounded by time. */
 const DEEP_MIN_CASES = 10_000;
+/**
+ * What one schemathesis run takes beyond its --max-time (loading the document and the hooks, its report): about 4 s
+ * here, more on a slow day. Reserved out of the budget, so that the runs together end within it.
+ */
+const RUN_OVERHEAD_SECONDS = 10;
 /** Past its budget, schemathesis is interrupted (it then reports what it ran); killed if it has not ended this long after. */
 const OVERRUN_GRACE_MS = 60_000;
 /** The seed of a run that reached every operation with no warning. */
@@ -60,7 +66,7 @@ const DEFAULT_SEED = 1598710078;
 const ONLY = process.env.FUZZ_PATHS ? new RegExp(process.env.FUZZ_PATHS) : null;
 
 /**
- * One schemathesis run: its operations (all, or those of matching paths), its time budget (none: the deep run's), and
+ * One schemathesis run: its operations (all, or those of matching paths), its share of the budget (none: the deep run's), and
  * whether it runs on the document with each inbound event_type an operation of its own (inboundDocument).
  */
 interface Pass {
@@ -203,7 +209,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
       FUZZ_IDS_FILE: idsFile,
       FUZZ_BASE_URL: stack.baseUrl,
     };
-    const schemathesis = (pass: Pass) =>
+    const schemathesis = (pass: Pass, maxTime: number | null) =>
       run(
         binary,
         [
@@ -220,7 +226,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
           String(EXAMPLES_PER_OPERATION),
           // Spread over the phases and operations by schemathesis; what is left after examples and coverage goes to
           // further rounds of fuzzing, each with new cases.
-          ...(pass.seconds === null ? [] : ['--max-time', String(pass.seconds)]),
+          ...(maxTime === null ? [] : ['--max-time', String(maxTime)]),
           '--phases',
           'examples,coverage,fuzzing',
           '--checks',
@@ -241,11 +247,19 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
         ],
         dir,
         env,
-        pass.seconds === null ? 60 * 60_000 : pass.seconds * 1000 + OVERRUN_GRACE_MS,
+        maxTime === null ? 60 * 60_000 : maxTime * 1000 + OVERRUN_GRACE_MS,
       );
     const passes = fuzzPasses();
     const results: RunResult[] = [];
-    for (const pass of passes) results.push(await schemathesis(pass));
+    const maxTimes: number[] = [];
+    for (const [i, pass] of passes.entries()) {
+      // What is left of the budget, less the later passes' shares and every pass's overhead still to come.
+      const later = passes.slice(i + 1).reduce((sum, next) => sum + (next.seconds ?? 0), 0);
+      const left = BUDGET_SECONDS - (Date.now() - startedAt) / 1000 - later - RUN_OVERHEAD_SECONDS * (passes.length - i);
+      const maxTime = pass.seconds === null ? null : Math.max(1, Math.floor(left));
+      if (maxTime !== null) maxTimes.push(maxTime);
+      results.push(await schemathesis(pass, maxTime));
+    }
     const result: RunResult = {
       code: results.find((r) => r.code !== 0)?.code ?? 0,
       output: results.map((r) => r.output).join('\n'),
@@ -278,7 +292,7 @@ describeFuzz('fuzzing the API from its OpenAPI document', () => {
     const minCases = ONLY ? 0 : DEEP ? DEEP_MIN_CASES : Math.floor(MIN_CASES_PER_SECOND * seconds);
     console.log(
       `API fuzz${DEEP ? ' (deep)' : ''}: ${answered2xx.size} of ${operations.length} operations answered 2xx, ${cases} cases (at least ${minCases}) in ${seconds} s ` +
-        `${DEEP ? `(${EXAMPLES_PER_OPERATION} per operation and phase, no time limit)` : `of a ${BUDGET_SECONDS} s budget (${passes.map((pass) => `${pass.seconds} s ${pass.name}`).join(', ')}; at most ${EXAMPLES_PER_OPERATION} per operation and phase)`}, ` +
+        `${DEEP ? `(${EXAMPLES_PER_OPERATION} per operation and phase, no time limit)` : `of a ${BUDGET_SECONDS} s budget (generation ${passes.map((pass, i) => `${maxTimes[i]} s ${pass.name}`).join(', ')}; at most ${EXAMPLES_PER_OPERATION} per operation and phase)`}, ` +
         `${warnings.filter((line) => !/^(-|💡)/u.test(line)).length} warnings, ${serverErrors.length} 5xx, exit code ${result.code}${result.overran ? ' (overran its budget: interrupted)' : ''} (FUZZ_SEED=${seed} repeats it)`,
     );
 
