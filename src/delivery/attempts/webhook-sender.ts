@@ -169,111 +169,93 @@ function readBody(response: IncomingMessage, maxBytes: number, done: (body: Buff
   response.on('close', end);
 }
 
-export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
-  const policy: TargetPolicy = { allowLoopback: options.allowLoopback };
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
-  const lookup = createGuardedLookup(policy);
-  // An explicit `ca` replaces the default roots, so keep them and add the extra one.
-  const ca = options.ca !== undefined ? [...tls.rootCertificates, options.ca.toString()] : undefined;
-  // The agent's options reach every socket it opens, so each connection goes through the guarded lookup. Its context
-  // is made once, as an agent given `ca` would parse the 140-odd roots again for each connection.
-  const agent = new https.Agent({ keepAlive: true, lookup, ...(ca ? { secureContext: tls.createSecureContext({ ca }) } : {}) });
-  /** Mutual TLS endpoints' agents, by owner: their connections carry its client certificate. */
-  const clientAgents = new Map<string, { version: string; agent: https.Agent }>();
-
-  function agentFor(certificate: ClientCertificate): https.Agent {
-    const current = clientAgents.get(certificate.owner);
-    if (current?.version === certificate.version) return current.agent;
-    current?.agent.destroy();
-    const secureContext = tls.createSecureContext({ ...(ca ? { ca } : {}), cert: certificate.certificate, key: certificate.privateKey() });
-    const created = new https.Agent({ keepAlive: true, lookup, secureContext });
-    clientAgents.set(certificate.owner, { version: certificate.version, agent: created });
-    return created;
-  }
-
-  function post(request: Post): Promise<Exchange> {
-    const exchange = exchangeSince(performance.now());
-    return new Promise<Exchange>((resolve) => {
-      let settled = false;
-      let statusCode: number | null = null;
-      const settle = (value: Exchange) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(deadline);
-        clearTimeout(connectDeadline);
-        clearInterval(progress);
-        resolve(value);
-      };
-
-      const outgoing = https.request(
-        request.target,
-        {
-          method: 'POST',
-          agent: request.agent,
-          headers: {
-            'User-Agent': userAgent,
-            ...request.headers,
-            ...traceHeaders(),
-            'Content-Length': String(request.body.length),
-          },
-        },
-        (response) => {
-          statusCode = response.statusCode!;
-          readBody(response, request.maxResponseBytes, (body) => settle(exchange(responseOutcome(response), statusCode, body, retryAfterMs(response))));
-        },
-      );
-
-      const deadline = setTimeout(() => {
-        settle(exchange({ error: `timed out after ${request.timeoutMs} ms`, failureKind: 'timeout' }, statusCode));
-        outgoing.destroy();
-      }, request.timeoutMs);
-      // Connecting has a shorter deadline of its own: a host that never completes the TCP or TLS handshake frees
-      // the worker's activity slot after it, not after the whole attempt's. A kept-alive socket is connected already.
-      let connectDeadline: NodeJS.Timeout | undefined;
-      outgoing.once('socket', (socket) => {
-        if (outgoing.reusedSocket) return;
-        const connectTimeoutMs = Math.min(options.connectTimeoutMs, request.timeoutMs);
-        connectDeadline = setTimeout(() => {
-          settle(exchange({ error: `connect timed out after ${connectTimeoutMs} ms`, failureKind: 'connection' }));
-          outgoing.destroy();
-        }, connectTimeoutMs);
-        socket.once('secureConnect', () => clearTimeout(connectDeadline));
-      });
-      const progress = request.onProgress ? setInterval(request.onProgress, PROGRESS_INTERVAL_MS) : undefined;
-
-      outgoing.on('error', (error) => settle(exchange(errorOutcome(error))));
-      outgoing.end(request.body);
+/**
+ * One POST on `agent`, settled once: by its response (its body read up to `maxResponseBytes`), its error, the attempt's
+ * deadline, or the connect deadline of a new connection.
+ */
+function post(request: Post, connectTimeoutMs: number, userAgent: string): Promise<Exchange> {
+  const exchange = exchangeSince(performance.now());
+  return new Promise<Exchange>((resolve) => {
+    let settled = false;
+    let statusCode: number | null = null;
+    const timers: { deadline?: NodeJS.Timeout; connect?: NodeJS.Timeout; progress?: NodeJS.Timeout } = {};
+    const settle = (value: Exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timers.deadline);
+      clearTimeout(timers.connect);
+      clearInterval(timers.progress);
+      resolve(value);
+    };
+    const headers = { 'User-Agent': userAgent, ...request.headers, ...traceHeaders(), 'Content-Length': String(request.body.length) };
+    const outgoing = https.request(request.target, { method: 'POST', agent: request.agent, headers }, (response) => {
+      statusCode = response.statusCode!;
+      readBody(response, request.maxResponseBytes, (body) => settle(exchange(responseOutcome(response), statusCode, body, retryAfterMs(response))));
     });
+    timers.deadline = setTimeout(() => {
+      settle(exchange({ error: `timed out after ${request.timeoutMs} ms`, failureKind: 'timeout' }, statusCode));
+      outgoing.destroy();
+    }, request.timeoutMs);
+    // Connecting has a shorter deadline of its own: a host that never completes the TCP or TLS handshake frees the
+    // worker's activity slot after it, not after the whole attempt's. A kept-alive socket is connected already.
+    outgoing.once('socket', (socket) => {
+      if (outgoing.reusedSocket) return;
+      const connectMs = Math.min(connectTimeoutMs, request.timeoutMs);
+      timers.connect = setTimeout(() => {
+        settle(exchange({ error: `connect timed out after ${connectMs} ms`, failureKind: 'connection' }));
+        outgoing.destroy();
+      }, connectMs);
+      socket.once('secureConnect', () => clearTimeout(timers.connect));
+    });
+    if (request.onProgress) timers.progress = setInterval(request.onProgress, PROGRESS_INTERVAL_MS);
+    outgoing.on('error', (error) => settle(exchange(errorOutcome(error))));
+    outgoing.end(request.body);
+  });
+}
+
+/**
+ * The sender the worker uses: HTTPS only, every connection through the SSRF guard's lookup, kept alive per agent (one
+ * shared, one per mutual-TLS endpoint).
+ */
+class HttpsWebhookSender implements WebhookSender {
+  private readonly policy: TargetPolicy;
+  private readonly userAgent: string;
+  private readonly lookup: ReturnType<typeof createGuardedLookup>;
+  /** An explicit `ca` replaces the default roots, so the extra one goes with them. */
+  private readonly ca: string[] | undefined;
+  private readonly agent: https.Agent;
+  /** Mutual TLS endpoints' agents, by owner: their connections carry its client certificate. */
+  private readonly clientAgents = new Map<string, { version: string; agent: https.Agent }>();
+
+  constructor(private readonly options: WebhookSenderOptions) {
+    this.policy = { allowLoopback: options.allowLoopback };
+    this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+    this.lookup = createGuardedLookup(this.policy);
+    this.ca = options.ca !== undefined ? [...tls.rootCertificates, options.ca.toString()] : undefined;
+    // The agent's options reach every socket it opens, so each connection goes through the guarded lookup. Its context
+    // is made once, as an agent given `ca` would parse the 140-odd roots again for each connection.
+    const secureContext = this.ca ? { secureContext: tls.createSecureContext({ ca: this.ca }) } : {};
+    this.agent = new https.Agent({ keepAlive: true, lookup: this.lookup, ...secureContext });
   }
 
-  /** The URL's target, or why it may not be contacted (checked again, after DNS, by the agent's lookup). */
-  function targetOf(url: string): URL | UnsafeTargetError {
-    try {
-      return parseWebhookUrl(url, policy);
-    } catch (error) {
-      if (error instanceof UnsafeTargetError) return error;
-      throw error;
-    }
-  }
-
-  async function send(request: WebhookRequest): Promise<AttemptResult> {
-    const target = targetOf(request.url);
+  async send(request: WebhookRequest): Promise<AttemptResult> {
+    const target = this.targetOf(request.url);
     if (target instanceof UnsafeTargetError) return { statusCode: null, durationMs: 0, error: target.reason, failureKind: 'blocked', responseExcerpt: null, retryAfterMs: null };
-    let requestAgent = agent;
+    let agent = this.agent;
     if (request.clientCertificate) {
       try {
-        requestAgent = agentFor(request.clientCertificate);
+        agent = this.agentFor(request.clientCertificate);
       } catch (error) {
         // Checked when saved, so only a certificate this Node cannot use gets here; nothing is sent.
         return { statusCode: null, durationMs: 0, error: `the client certificate cannot be used: ${(error as Error).message}`, failureKind: 'authentication', responseExcerpt: null, retryAfterMs: null };
       }
     }
-    const { body, ...answer } = await post({
+    const { body, ...answer } = await this.post({
       target,
       body: Buffer.from(request.body, 'utf8'),
       headers: { ...request.headers, 'Content-Type': 'application/json' },
-      agent: requestAgent,
-      timeoutMs: request.timeoutMs ?? options.timeoutMs,
+      agent,
+      timeoutMs: request.timeoutMs ?? this.options.timeoutMs,
       maxResponseBytes: RESPONSE_EXCERPT_BYTES,
       onProgress: request.onProgress,
     });
@@ -285,14 +267,14 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     };
   }
 
-  async function requestToken(request: TokenRequest): Promise<TokenResponse> {
-    const target = targetOf(request.url);
+  async requestToken(request: TokenRequest): Promise<TokenResponse> {
+    const target = this.targetOf(request.url);
     if (target instanceof UnsafeTargetError) return { statusCode: null, body: null, error: `the token URL ${target.reason}` };
-    const answer = await post({
+    const answer = await this.post({
       target,
       body: Buffer.from(new URLSearchParams(request.form).toString(), 'utf8'),
       headers: { ...request.headers, 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
-      agent,
+      agent: this.agent,
       timeoutMs: request.timeoutMs,
       maxResponseBytes: TOKEN_RESPONSE_BYTES,
       onProgress: request.onProgress,
@@ -300,13 +282,38 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     return { statusCode: answer.statusCode, body: answer.body === null ? null : answer.body.toString('utf8'), error: answer.error };
   }
 
-  return {
-    send,
-    requestToken,
-    close: () => {
-      agent.destroy();
-      for (const { agent: clientAgent } of clientAgents.values()) clientAgent.destroy();
-      clientAgents.clear();
-    },
-  };
+  close(): void {
+    this.agent.destroy();
+    for (const { agent } of this.clientAgents.values()) agent.destroy();
+    this.clientAgents.clear();
+  }
+
+  private post(request: Post): Promise<Exchange> {
+    return post(request, this.options.connectTimeoutMs, this.userAgent);
+  }
+
+  /** The agent of a mutual-TLS endpoint's certificate, made again when the certificate's version changed. */
+  private agentFor(certificate: ClientCertificate): https.Agent {
+    const current = this.clientAgents.get(certificate.owner);
+    if (current?.version === certificate.version) return current.agent;
+    current?.agent.destroy();
+    const secureContext = tls.createSecureContext({ ...(this.ca ? { ca: this.ca } : {}), cert: certificate.certificate, key: certificate.privateKey() });
+    const created = new https.Agent({ keepAlive: true, lookup: this.lookup, secureContext });
+    this.clientAgents.set(certificate.owner, { version: certificate.version, agent: created });
+    return created;
+  }
+
+  /** The URL's target, or why it may not be contacted (checked again, after DNS, by the agent's lookup). */
+  private targetOf(url: string): URL | UnsafeTargetError {
+    try {
+      return parseWebhookUrl(url, this.policy);
+    } catch (error) {
+      if (error instanceof UnsafeTargetError) return error;
+      throw error;
+    }
+  }
+}
+
+export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
+  return new HttpsWebhookSender(options);
 }
