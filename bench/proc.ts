@@ -25,6 +25,12 @@ export const rssMb = (pid: number): number | null => procKbFieldMb(pid, 'status'
 export const pssMb = (pid: number): number | null => procKbFieldMb(pid, 'smaps_rollup', 'Pss');
 
 /**
+ * The part of pssMb in shared memory (Pss_Shmem): for PostgreSQL, its shared buffers, a cache of a configured size
+ * (shared_buffers) that fills as the tables are read and then stays full.
+ */
+export const pssShmemMb = (pid: number): number | null => procKbFieldMb(pid, 'smaps_rollup', 'Pss_Shmem');
+
+/**
  * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);
  * null once it has exited.
  */

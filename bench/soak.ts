@@ -16,7 +16,7 @@ import { LOCAL_DATA_DIR, LOCAL_DATABASE, localEncryptionKey } from '../src/local
 import { PROJECT_ROOT } from '../src/paths';
 import { testCertificate } from '../test/helpers/https-receiver';
 import { summary } from './http-load';
-import { procStat, pssMb } from './proc';
+import { procStat, pssMb, pssShmemMb } from './proc';
 import { offerSignedEmployee, subscribeToEmployeeCreated } from './signed-inbound';
 import { installTemporalServer, type PostgresTemporal, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
@@ -149,14 +149,20 @@ function processesUnder(roots: number[]): Map<number, string> {
 /**
  * Memory in MB by process name, as proportional set size (processes of one name added up: PostgreSQL's backends, whose
  * shared buffers are then counted once; in RSS each backend would count every buffer it has touched, which grows for
- * hours without any more memory in use).
+ * hours without any more memory in use). Shared memory is a figure of its own (`postgres shared`): PostgreSQL's shared
+ * buffers fill up to their configured size as the tables grow, which is a cache warming, not a leak, and would hide
+ * whether the processes' own memory is flat.
  */
 function memoryByName(roots: number[]): Record<string, number> {
   const memory: Record<string, number> = {};
+  const add = (name: string, mb: number) => (memory[name] = (memory[name] ?? 0) + mb);
   for (const [pid, name] of processesUnder(roots)) {
     const pss = pssMb(pid);
     // npm, the shell that starts the service and tsx's launcher are not the service.
-    if (pss !== null && !['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) memory[name] = (memory[name] ?? 0) + pss;
+    if (pss === null || ['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
+    const shared = pssShmemMb(pid) ?? 0;
+    add(name, pss - shared);
+    if (shared >= 1) add(`${name} shared`, shared);
   }
   return memory;
 }
