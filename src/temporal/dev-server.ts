@@ -48,6 +48,11 @@ export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> =
   // that budget, and went on waiting for up to 20 s after a load: commit → receipt p50 at 12 deliveries/s 39 ms
   // against 60–78 (docs/benchmarks.md, "One delivery's timeline").
   'history.transferProcessorMaxPollRPS': 1000,
+  // How many runs' state the history service keeps in memory, each up to an hour (history.cacheTTL). A server on its
+  // own keeps up to 128,000, and on a one-hour soak at 10 deliveries a second grew by some 28 KB a delivery, 1 GB in
+  // all (docs/benchmarks.md); the CLI's dev server caps it at 8,096 itself. A delivery's run is done in seconds, so
+  // every live run still fits.
+  'history.hostLevelCacheMaxSize': 8096,
 };
 
 /** SERVER_DYNAMIC_CONFIG as the dev server's command-line options. */
