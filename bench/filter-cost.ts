@@ -105,6 +105,8 @@ export async function filterCostPhase(databaseUrl: string, settings: FilterCostS
       maxRunsPerEndpoint: 1000,
       maxRunsBeforeFirstDelivery: 1000,
       maxInFlightPerEndpoint: 1000,
+      // None of its endpoints has a transformation.
+      transformationLimits: { timeoutMs: 200, maxBytes: 262_144 },
     });
     const data = JSON.stringify(exampleData());
 

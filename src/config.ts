@@ -47,6 +47,8 @@ export interface Config {
     secretOverlapMs: number;
     /** A feed whose oldest unacknowledged event is older than this raises a feed_behind alert (src/delivery/feeds/feed-alerts.ts). */
     feedLagAlertMs: number;
+    /** Bounds of one evaluation of an endpoint's transformation (src/delivery/endpoints/endpoint-transformation.ts). */
+    transformation: TransformationLimits;
     /** Per-endpoint bounds: attempts in flight and the circuit breaker (src/delivery/endpoints/endpoint-admission.ts). */
     admission: {
       maxInFlight: number;
@@ -94,6 +96,13 @@ export interface Config {
   purchaseOrderApprovalDeadlineMs: number;
   /** The largest file a purchase order attachment may be. */
   attachmentMaxBytes: number;
+}
+
+export interface TransformationLimits {
+  /** An evaluation running longer is stopped at its next step, and fails. */
+  timeoutMs: number;
+  /** The largest result (the body written out, each header, the path), in bytes. */
+  maxBytes: number;
 }
 
 export interface WorkerSlots {
@@ -267,6 +276,16 @@ export const SETTINGS = {
     default: '60',
     parse: integer(1, 43_200),
   },
+  WEBHOOK_TRANSFORMATION_TIMEOUT_MS: {
+    description: "time limit of one evaluation of an endpoint's transformation (docs/transformations.md): one that runs longer fails its delivery",
+    default: '200',
+    parse: integer(10, 10_000),
+  },
+  WEBHOOK_TRANSFORMATION_MAX_BYTES: {
+    description: "largest body an endpoint's transformation may make, in bytes (JSON, UTF-8): a larger one fails its delivery",
+    default: '262144',
+    parse: integer(1024, 10_485_760),
+  },
   WEBHOOK_SECRET_OVERLAP: {
     description: "seconds deliveries also carry the previous secret's signature after a rotation (24 h)",
     default: '86400',
@@ -427,6 +446,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       disableAfterMs: v.WEBHOOK_DISABLE_AFTER,
       secretOverlapMs: v.WEBHOOK_SECRET_OVERLAP,
       feedLagAlertMs: v.FEED_LAG_ALERT_MINUTES * 60_000,
+      transformation: { timeoutMs: v.WEBHOOK_TRANSFORMATION_TIMEOUT_MS, maxBytes: v.WEBHOOK_TRANSFORMATION_MAX_BYTES },
       admission: {
         maxInFlight: v.WEBHOOK_ENDPOINT_MAX_IN_FLIGHT,
         failureThreshold: v.WEBHOOK_CIRCUIT_FAILURES,

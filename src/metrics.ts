@@ -145,6 +145,10 @@ export interface WorkerMetrics {
   attemptDeadlocks: Counter<'statement'>;
   /** Counted by the outbox dispatcher (src/delivery/outbox/dispatcher.ts) of the process. */
   eventsFilteredOut: Counter<'endpoint_id'>;
+  /** Transformations evaluated (deliveries before their first attempt, feed entries), by endpoint and outcome. */
+  transformations: Counter<'endpoint_id' | 'outcome'>;
+  /** How long one evaluation of a transformation took (every expression of it), by outcome. */
+  transformationDuration: Histogram<'outcome'>;
 }
 
 export function createWorkerMetrics(orm: Orm): WorkerMetrics {
@@ -175,6 +179,19 @@ export function createWorkerMetrics(orm: Orm): WorkerMetrics {
       name: 'webhook_events_filtered_out_total',
       help: "Events an endpoint subscribes to that its filter left out (no delivery made), by endpoint.",
       labelNames: ['endpoint_id'],
+      registers: [registry],
+    }),
+    transformations: new Counter({
+      name: 'webhook_transformations_total',
+      help: "Evaluations of endpoints' transformations, by endpoint and outcome (succeeded, or failed: the delivery failed without sending).",
+      labelNames: ['endpoint_id', 'outcome'],
+      registers: [registry],
+    }),
+    transformationDuration: new Histogram({
+      name: 'webhook_transformation_duration_seconds',
+      help: "Duration of one evaluation of an endpoint's transformation (body, headers and path), by outcome.",
+      labelNames: ['outcome'],
+      buckets: [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
   };

@@ -57,8 +57,23 @@ export class WebhookDelivery extends CompanyRecord {
   @Property({ type: 'text' })
   eventType!: string;
 
+  /** The event's envelope in the endpoint's shape, as sent (or, with a transformation, as transformed). */
   @Property({ type: 'text' })
   payload!: string;
+
+  /**
+   * What the endpoint's transformation made of `payload` before the delivery's first attempt (or its last re-run by
+   * hand), which its attempts send: the body, the headers, and the path and query in place of the URL's. Null without
+   * a transformation (src/delivery/endpoints/endpoint-transformation.ts).
+   */
+  @Property({ type: 'text', nullable: true })
+  transformedPayload: Opt<string> | null = null;
+
+  @Property({ type: 'json', nullable: true })
+  transformedHeaders: Opt<Record<string, string>> | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  transformedPath: Opt<string> | null = null;
 
   @Property({ type: 'boolean' })
   isTest: Opt<boolean> = false;

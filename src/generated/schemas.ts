@@ -4669,11 +4669,32 @@ export interface WebhookDelivery {
   failed_at: string | null;
   created_at: string;
   /**
-   * The exact JSON body sent.
+   * The exact JSON body sent; with a transformation, the event before it (request holds what was sent).
    */
   payload: {
     [k: string]: unknown;
   };
+  /**
+   * What the endpoint's transformation made of payload (docs/transformations.md), which every attempt of the delivery sends; null without one.
+   */
+  request: {
+    /**
+     * The JSON body sent.
+     */
+    body: {
+      [k: string]: unknown;
+    };
+    /**
+     * The transformed headers sent besides the signature's and authentication's.
+     */
+    headers: {
+      [k: string]: string;
+    };
+    /**
+     * The path and query sent to, in place of the endpoint URL's (the transformation's path); null: the endpoint's URL as it is.
+     */
+    path: string | null;
+  } | null;
   /**
    * The OpenTelemetry trace of the change the delivery carries (the request that made it), which its automatic attempts continue; a re-run asked for by hand has a trace of its own that links to it. Null when tracing was off.
    */
@@ -4905,6 +4926,76 @@ export interface WebhookEndpointFilterTestResult {
   event: {};
 }
 
+/**
+ * A transformation (docs/transformations.md): JSONata expressions over the body the endpoint would be sent (its envelope, in the endpoint's shape), evaluated once per delivery before its first attempt; every attempt sends their result, signed. body: its result is the JSON body sent. headers: header name to an expression whose string result is sent as that header (the names endpoint authentication forbids are refused here too; the signature and authentication headers win). path: an expression whose string result (a relative path beginning with one /, a query may follow) replaces the path and query of the endpoint's URL; the scheme, host and port never change. A feed takes body only. An evaluation that fails, runs past WEBHOOK_TRANSFORMATION_TIMEOUT_MS, returns nothing or more than WEBHOOK_TRANSFORMATION_MAX_BYTES fails the delivery at once, without sending. null (on update) removes it.
+ */
+export type EndpointTransformation = {
+  /**
+   * A JSONata expression, e.g. {"id": data.work_order_number, "state": $uppercase(data.status)}.
+   */
+  body: string;
+  /**
+   * Header name to a JSONata expression whose result (a string of printable ASCII, at most 4096 characters) is the header's value.
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * A JSONata expression whose result is the path and query sent to, e.g. "/projects/" & data.project_code.
+   */
+  path?: string;
+} | null;
+
+/**
+ * What to run: a body as the endpoint would be sent it (event), or the company's most recent event of a type (event_type), in the endpoint's shape; through transformation when given (to try one before saving it), else the endpoint's own.
+ */
+export interface WebhookEndpointTransformationTest {
+  /**
+   * A body as delivered, e.g. {"event_type": "work_order.updated", "data": {...}}.
+   */
+  event?: {};
+  /**
+   * An event type of either shape (work_order.updated, workorder.updated).
+   */
+  event_type?: string;
+  transformation?: EndpointTransformation;
+}
+
+/**
+ * What would be sent (body, headers, url), or why nothing would be (error: the delivery would fail).
+ */
+export interface WebhookEndpointTransformationTestResult {
+  /**
+   * The JSON body that would be sent; null when the evaluation failed.
+   */
+  body: {} | unknown[] | string | number | boolean | null;
+  /**
+   * The transformed headers that would be sent besides the signature's and authentication's.
+   */
+  headers: {
+    [k: string]: string;
+  };
+  /**
+   * The URL it would be sent to; null for a feed, or when the evaluation failed.
+   */
+  url: string | null;
+  /**
+   * Why the delivery would fail: the expression at fault, JSONata's message and the position in it (null when it has none).
+   */
+  error: {
+    /**
+     * e.g. transformation.body, transformation.headers.X-Name, transformation.path.
+     */
+    field: string;
+    message: string;
+    position: number | null;
+  } | null;
+  /**
+   * The body the transformation ran on.
+   */
+  event: {};
+}
+
 export interface WebhookEndpointRotate {
   /**
    * How long deliveries also carry the old secret's signature (X-Webhook-Signatures); WEBHOOK_SECRET_OVERLAP (24 h) by default.
@@ -5015,6 +5106,7 @@ export interface WebhookEndpointCreate {
   api_key_id?: string | null;
   authentication?: WebhookEndpointAuthenticationInput;
   filter?: EndpointFilter;
+  transformation?: EndpointTransformation;
 }
 
 /**
@@ -5052,6 +5144,7 @@ export interface WebhookEndpointUpdate {
    */
   authentication?: WebhookEndpointAuthenticationInput | null;
   filter?: EndpointFilter;
+  transformation?: EndpointTransformation;
 }
 
 /**
@@ -5088,6 +5181,7 @@ export interface WebhookEndpoint {
   previous_secret_expires_at: string | null;
   authentication: WebhookEndpointAuthentication;
   filter: EndpointFilter;
+  transformation: EndpointTransformation;
   api_key_id: string | null;
   /**
    * A feed's position and lag; null for a webhook endpoint.

@@ -22,6 +22,7 @@ export function dispatcherOptions(stack: TestStack): OutboxDispatcherOptions {
     logger: createLogger('silent'),
     ...runsPerEndpoint(stack.config.webhooks.admission),
     maxInFlightPerEndpoint: stack.config.webhooks.admission.maxInFlight,
+    transformationLimits: stack.config.webhooks.transformation,
   };
 }
 

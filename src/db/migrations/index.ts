@@ -29,6 +29,7 @@ import { Migration20261209000000OutboxWaits } from './Migration20261209000000Out
 import { Migration20261210000000EndedRunsHoldNothing } from './Migration20261210000000EndedRunsHoldNothing';
 import { Migration20261211000000RepeatableSql } from './Migration20261211000000RepeatableSql';
 import { Migration20261212000000RecordCountersInOrder } from './Migration20261212000000RecordCountersInOrder';
+import { Migration20261213000000Transformations } from './Migration20261213000000Transformations';
 
 /** Every migration in order. Listed explicitly so the same list runs from src/ (tsx, jest) and dist/. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -62,4 +63,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261210000000EndedRunsHoldNothing', class: Migration20261210000000EndedRunsHoldNothing },
   { name: 'Migration20261211000000RepeatableSql', class: Migration20261211000000RepeatableSql },
   { name: 'Migration20261212000000RecordCountersInOrder', class: Migration20261212000000RecordCountersInOrder },
+  { name: 'Migration20261213000000Transformations', class: Migration20261213000000Transformations },
 ];

@@ -1,8 +1,12 @@
 import type { AttemptOutcome } from '../delivery-attempt.entity';
 import type { EndpointVerdict } from '../endpoints/endpoint-admission';
 
-/** Why an attempt failed. `authentication`: the endpoint's credentials could not be had (its token endpoint failed); nothing was sent. */
-export type FailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http' | 'authentication';
+/**
+ * Why an attempt failed. `authentication`: the endpoint's credentials could not be had (its token endpoint failed);
+ * `transformation`: the endpoint's transformation failed (../endpoints/endpoint-transformation.ts). Nothing was sent
+ * for either.
+ */
+export type FailureKind = 'timeout' | 'connection' | 'blocked' | 'redirect' | 'http' | 'authentication' | 'transformation';
 
 /**
  * What one attempt came to, in one shape from the sender to the record: the sender answers with it
@@ -46,12 +50,13 @@ export interface RecordedAttempt {
 }
 
 /**
- * 2xx delivered; 4xx but 429 (and a target we refuse to contact) permanent; 429, 5xx, 3xx, timeouts, network errors and
+ * 2xx delivered; 4xx but 429 (and a target we refuse to contact, a transformation that failed: evaluated again it
+ * fails again) permanent; 429, 5xx, 3xx, timeouts, network errors and
  * credentials that could not be had (a token endpoint failing) retried.
  */
 export function classify(result: AttemptResult): FinishedOutcome {
   if (result.failureKind === null) return 'succeeded';
-  if (result.failureKind === 'blocked') return 'permanent_failure';
+  if (result.failureKind === 'blocked' || result.failureKind === 'transformation') return 'permanent_failure';
   // 429 asks to come back later, unlike other 4xx (rules 6.3).
   if (result.failureKind === 'http' && result.statusCode !== null && result.statusCode < 500 && result.statusCode !== 429) return 'permanent_failure';
   return 'retryable_failure';

@@ -1,6 +1,7 @@
 import { FunctionCall, PreparedStatement } from '../../db/prepared-statement';
 import type { AttemptOutcome } from '../delivery-attempt.entity';
 import type { EndpointAuthentication } from '../endpoints/endpoint-authentication';
+import type { Transformation, TransformedRequest } from '../endpoints/endpoint-transformation';
 import type { CircuitState, EndpointStatus } from '../endpoints/webhook-endpoint.entity';
 import type { RecordedAttempt } from './attempt-result';
 import type { EndpointVerdict } from '../endpoints/endpoint-admission';
@@ -63,6 +64,11 @@ interface BeginRow {
   admitted: boolean | null;
   held_reason: HoldReason | null;
   held_for_ms: number | null;
+  transformation: Transformation | null;
+  endpoint_updated_at: string;
+  transformed_payload: string | null;
+  transformed_headers: Record<string, string> | null;
+  transformed_path: string | null;
 }
 
 /**
@@ -150,6 +156,12 @@ export const FINISH = new FunctionCall<FinishArgs, Finished>('finish_delivery_at
 /** The record's next delivery to the same endpoint, when it waits for this one (src/db/sql/functions/record_successor_to_wake.sql). */
 export const RECORD_SUCCESSOR = new PreparedStatement<{ wake: string[] }>('record_successor_to_wake', 'select record_successor_to_wake($1) as wake');
 
+/** Records what the endpoint's transformation made of the delivery (null, null, null: none), which its attempts send. */
+export const RECORD_TRANSFORMED = new PreparedStatement<Record<string, never>>(
+  'record_transformed_delivery',
+  'update webhook_deliveries set transformed_payload = $2, transformed_headers = $3::jsonb, transformed_path = $4 where id = $1',
+);
+
 /** An attempt's record, its age, and whether its endpoint is still active. */
 export const RECORDED = new PreparedStatement<{
   outcome: AttemptOutcome;
@@ -193,7 +205,12 @@ export interface BegunAttempt {
     circuitState: CircuitState;
     /** Its headers, OAuth 2.0 and client certificate, secrets sealed; null when it has none. */
     authentication: EndpointAuthentication | null;
+    /** Its transformation as saved now, and the version it is of (its updated_at) for the compiled ones' cache. */
+    transformation: Transformation | null;
+    updatedAt: string;
   };
+  /** What a transformation made of the delivery's payload before (its first attempt, a re-run); null when none did. */
+  transformed: TransformedRequest | null;
   /** The endpoint's answer when asked: throttled by its rate limit, admitted (its slot taken) or held; null when not asked. */
   admission: { kind: 'throttled'; throttledForMs: number } | { kind: 'admitted' } | { kind: 'held'; heldForMs: number; reason: HoldReason } | null;
 }
@@ -244,7 +261,11 @@ export function begunFrom(deliveryId: string, row: BeginRow): BegunAttempt {
         row.auth_headers || row.oauth || row.client_certificate
           ? { authHeaders: row.auth_headers, oauth: row.oauth, clientCertificate: row.client_certificate, clientKeySealed: row.client_key_sealed }
           : null,
+      transformation: row.transformation,
+      updatedAt: row.endpoint_updated_at,
     },
+    transformed:
+      row.transformed_payload === null ? null : { payload: row.transformed_payload, headers: row.transformed_headers ?? {}, path: row.transformed_path },
     admission,
   };
 }

@@ -13,7 +13,9 @@ import type { EndpointAuthentication } from '../endpoints/endpoint-authenticatio
 import { disableEndpoint } from '../endpoints/endpoints-service';
 import { type AttemptResult, classify, endpointNotActive, type FinishedOutcome, type MadeAttempt, madeAttempt, madeFromRecord, verdictOf } from './attempt-result';
 import { BEGIN, type BegunAttempt, begunFrom, FINISH, type Finished, RECORD_SUCCESSOR, RECORDED } from './attempt-statements';
+import { type OutgoingRequest, preparedRequest, transformationFailed } from './attempt-request';
 import { deliveryHeaders, signingSecrets } from './delivery-headers';
+import { CompiledTransformations } from '../endpoints/endpoint-transformation';
 import { type AttemptCredentials, type AttemptTime, CredentialsError, EndpointCredentials } from './endpoint-credentials';
 import { HELD_RECHECK_MS } from '../endpoints/endpoint-admission';
 import { PROGRESS_INTERVAL_MS, type WebhookSender } from './webhook-sender';
@@ -103,10 +105,13 @@ export class DeliveryAttempts {
   private readonly db: EntityManager;
   /** The worker's OAuth tokens, shared by its attempts. */
   private readonly credentials: EndpointCredentials;
+  /** The endpoints' transformations, each compiled once per endpoint version. */
+  private readonly transformations: CompiledTransformations;
 
   constructor(private readonly deps: DeliveryAttemptsDeps) {
     this.db = deps.orm.em.fork() as EntityManager;
     this.credentials = new EndpointCredentials(deps.sender, deps.secretBox);
+    this.transformations = new CompiledTransformations(deps.webhooks.transformation, deps.metrics);
   }
 
   /** 1. Reads the delivery and asks its endpoint, in one statement; null when the delivery does not exist. */
@@ -164,22 +169,26 @@ export class DeliveryAttempts {
     return { kind: 'in_flight' };
   }
 
-  /** The attempt's steps from its request to its record: send (or not, to an endpoint not active), classify, finish. */
+  /**
+   * The attempt's steps from its request to its record: send (or not, to an endpoint not active, or when its
+   * transformation fails: attempt-request.ts), classify, finish.
+   */
   private async sendAndFinish(begun: BegunAttempt, request: AttemptRequest, onProgress: (() => void) | undefined): Promise<MadeAttempt> {
     const { endpoint } = begun;
     const active = endpoint.status === 'active';
-    const result = active ? await this.send(begun, request, onProgress) : endpointNotActive(endpoint);
+    const prepared = active ? await preparedRequest(this.db, this.transformations, begun, request) : null;
+    const result = !prepared ? endpointNotActive(endpoint) : prepared.ok ? await this.send(begun, request, prepared.request, onProgress) : transformationFailed(prepared.error);
     const outcome = classify(result);
     const finished = await this.finish(begun, request, result, outcome);
     await this.afterFinish(begun, result, finished);
-    if (active || result.durationMs > 0) {
+    if ((active || result.durationMs > 0) && result.failureKind !== 'transformation') {
       this.deps.metrics.attemptDuration.observe({ endpoint_host: new URL(endpoint.url).hostname, outcome }, result.durationMs / 1000);
     }
     return madeAttempt(request.attemptNumber, result, outcome, finished?.endpoint_ended === true);
   }
 
-  /** 3. The signed POST of the delivery's stored body, in the attempt's span. */
-  private send(begun: BegunAttempt, request: AttemptRequest, onProgress: (() => void) | undefined): Promise<AttemptResult> {
+  /** 3. The signed POST of the delivery's stored body (or what its transformation made of it), in the attempt's span. */
+  private send(begun: BegunAttempt, request: AttemptRequest, outgoing: OutgoingRequest, onProgress: (() => void) | undefined): Promise<AttemptResult> {
     const { endpoint } = begun;
     const attributes = {
       'company.id': begun.companyId,
@@ -194,10 +203,10 @@ export class DeliveryAttempts {
     };
     // The request carries this span's trace context to the endpoint (the sender sends the active span's).
     return inSpan('webhook attempt', { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const signed = deliveryHeaders(signingSecrets(endpoint, this.deps.secretBox), { id: begun.deliveryId, eventType: begun.eventType, payload: begun.payload }, request.attemptNumber);
+      const signed = deliveryHeaders(signingSecrets(endpoint, this.deps.secretBox), { id: begun.deliveryId, eventType: begun.eventType, payload: outgoing.payload }, request.attemptNumber);
       const result = endpoint.authentication
-        ? await this.sendAuthenticated(begun, endpoint.authentication, signed, onProgress)
-        : await this.deps.sender.send({ url: endpoint.url, body: begun.payload, headers: signed, onProgress });
+        ? await this.sendAuthenticated(begun, endpoint.authentication, outgoing, signed, onProgress)
+        : await this.deps.sender.send({ url: outgoing.url, body: outgoing.payload, headers: { ...outgoing.headers, ...signed }, onProgress });
       if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
       if (result.failureKind !== null) {
         span.setStatus({ code: SpanStatusCode.ERROR });
@@ -211,14 +220,20 @@ export class DeliveryAttempts {
    * The signed POST with the endpoint's credentials, all of it within WEBHOOK_TIMEOUT_MS. A token that cannot be had
    * fails the attempt, saying why; a 401 to a token gets one more try with a new token (it may have been revoked).
    */
-  private async sendAuthenticated(begun: BegunAttempt, authentication: EndpointAuthentication, signed: Record<string, string>, onProgress: (() => void) | undefined): Promise<AttemptResult> {
+  private async sendAuthenticated(
+    begun: BegunAttempt,
+    authentication: EndpointAuthentication,
+    outgoing: OutgoingRequest,
+    signed: Record<string, string>,
+    onProgress: (() => void) | undefined,
+  ): Promise<AttemptResult> {
     const started = performance.now();
     const time: AttemptTime = { deadline: started + this.deps.webhooks.timeoutMs, onProgress };
     const send = (credentials: AttemptCredentials) =>
       this.deps.sender.send({
-        url: begun.endpoint.url,
-        body: begun.payload,
-        headers: { ...credentials.headers, ...signed },
+        url: outgoing.url,
+        body: outgoing.payload,
+        headers: { ...outgoing.headers, ...credentials.headers, ...signed },
         clientCertificate: credentials.clientCertificate,
         timeoutMs: Math.max(1, Math.round(time.deadline - performance.now())),
         onProgress,
@@ -254,8 +269,8 @@ export class DeliveryAttempts {
         p_error: result.error,
         p_response_excerpt: result.responseExcerpt,
         p_next_attempt_in_ms: request.nextAttemptInMs,
-        // What says nothing of the endpoint (our refusal to contact it) or ends it (410) is not a failing streak.
-        p_counts_against_endpoint: active && outcome !== 'succeeded' && result.failureKind !== 'blocked' && !gone,
+        // What says nothing of the endpoint (our refusal to contact it, its transformation failing) or ends it (410) is not a failing streak.
+        p_counts_against_endpoint: active && outcome !== 'succeeded' && result.failureKind !== 'blocked' && result.failureKind !== 'transformation' && !gone,
         p_settle: active,
         p_verdict: verdictOf(result),
         p_failure_threshold: admission.failureThreshold,

@@ -86,12 +86,18 @@ export async function authenticationFrom(
   return { authHeaders, oauth, ...certificate };
 }
 
+/** Whether a header name (any case) is one an endpoint may not set: ours, HTTP's own (RESERVED_HEADERS). */
+export const isReservedHeader = (name: string): boolean => {
+  const lower = name.toLowerCase();
+  return lower.startsWith(SIGNATURE_HEADER_PREFIX) || RESERVED_HEADERS.has(lower);
+};
+
 function headersFrom(input: WebhookEndpointHeaderInput[], saved: StoredHeader[] | null, secretBox: SecretBox): StoredHeader[] | null {
   const seen = new Set<string>();
   const headers = input.map((header, index): StoredHeader => {
     const field = `authentication.headers[${index}]`;
     const name = header.name.toLowerCase();
-    if (name.startsWith(SIGNATURE_HEADER_PREFIX) || RESERVED_HEADERS.has(name)) {
+    if (isReservedHeader(name)) {
       throw ApiError.invalid(`${field}.name`, `is reserved: ${header.name} is set by the service or by HTTP itself`);
     }
     if (seen.has(name)) throw ApiError.invalid(`${field}.name`, 'is given twice');

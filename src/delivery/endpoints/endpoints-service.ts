@@ -4,7 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { SecretBox } from '../../crypto/secret-box';
 import { ApiError } from '../../errors';
 import type { Logger } from '../../logger';
-import type { EndpointFilter, WebhookEndpointAuthenticationInput } from '../../generated/schemas';
+import type { EndpointFilter, EndpointTransformation, WebhookEndpointAuthenticationInput, WebhookEndpointTransformationTestResult } from '../../generated/schemas';
+import type { TransformationLimits } from '../../config';
 import { SUBSCRIBABLE_NAMES } from '../../events/registry';
 import { assertSafeTarget, authenticationFrom, NO_AUTHENTICATION } from './endpoint-authentication';
 import type { TargetPolicy } from './ssrf-guard';
@@ -15,6 +16,7 @@ import type { DeliveryWorkflows } from '../delivery-workflows';
 import { type AdmissionSettings, allHeld, closeCircuit, wakeHeld } from './endpoint-admission';
 import { deliveryEnvelope, type PayloadShape } from '../delivery-body';
 import { checkFilter, compileFilter } from './endpoint-filter';
+import { checkTransformation, CompiledTransformation, type Transformation, TransformationError, urlWithPath } from './endpoint-transformation';
 import { normaliseSubscriptions } from './subscriptions';
 import { type DeliveryKind, type EndpointOrdering, type EndpointStatus, WebhookEndpoint } from './webhook-endpoint.entity';
 
@@ -36,6 +38,8 @@ export interface EndpointFields {
   authentication: WebhookEndpointAuthenticationInput | null;
   /** Conditions on the body (endpoint-filter.ts); null for none. */
   filter: EndpointFilter;
+  /** The body, headers and path it is sent instead of the event's envelope (endpoint-transformation.ts); null for none. */
+  transformation: EndpointTransformation;
 }
 
 /**
@@ -78,7 +82,7 @@ export async function registerEndpoint(
   secretBox: SecretBox,
   policy: TargetPolicy,
   actor: Actor,
-  input: Omit<EndpointFields, 'delivery' | 'url' | 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering' | 'filter'> & {
+  input: Omit<EndpointFields, 'delivery' | 'url' | 'apiKeyId' | 'status' | 'maxAttemptsPerSecond' | 'authentication' | 'ordering' | 'filter' | 'transformation'> & {
     delivery?: DeliveryKind;
     url?: string | null;
     ordering?: EndpointOrdering;
@@ -86,11 +90,13 @@ export async function registerEndpoint(
     maxAttemptsPerSecond?: number | null;
     authentication?: WebhookEndpointAuthenticationInput;
     filter?: EndpointFilter;
+    transformation?: EndpointTransformation;
   },
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = normaliseSubscriptions(input.eventTypes);
   if (input.filter) checkFilter(input.filter);
   const delivery = input.delivery ?? 'webhook';
+  if (input.transformation) checkTransformation(input.transformation, delivery);
   checkUrlFor(delivery, input.url);
   if (input.url) await assertSafeTarget('url', input.url, policy);
   if (delivery === 'feed' && (input.authentication || input.maxAttemptsPerSecond)) {
@@ -112,6 +118,7 @@ export async function registerEndpoint(
     ordering: input.ordering ?? 'none',
     maxAttemptsPerSecond: input.maxAttemptsPerSecond ?? null,
     filter: input.filter ?? null,
+    transformation: input.transformation ?? null,
     ...authentication,
     secretSealed: secretBox.seal(secret),
   });
@@ -168,6 +175,8 @@ export async function updateEndpoint(
   if (patch.eventTypes !== undefined) endpoint.eventTypes = normaliseSubscriptions(patch.eventTypes);
   if (patch.filter) checkFilter(patch.filter);
   if (patch.filter !== undefined) endpoint.filter = patch.filter;
+  if (patch.transformation) checkTransformation(patch.transformation, endpoint.delivery);
+  if (patch.transformation !== undefined) endpoint.transformation = patch.transformation;
   if (patch.url) endpoint.url = patch.url;
   if (patch.payloadShape !== undefined) endpoint.payloadShape = patch.payloadShape;
   // Ordered no more: what waits for its record's earlier delivery goes now. Ordered from now on: the deliveries not
@@ -258,6 +267,41 @@ export async function testEndpointFilter(em: EntityManager, companyId: string, i
   const filter = input.filter === undefined ? endpoint.filter : input.filter;
   const event = input.event ?? (await latestEventBody(em, endpoint, input.eventType!));
   return { matches: filter ? compileFilter(filter)(event) : true, filter, event };
+}
+
+/** What a transformation test is asked: a body, or the company's most recent event of a type; a transformation to try, else the endpoint's. */
+export interface TransformationTestInput {
+  event?: Record<string, unknown>;
+  eventType?: string;
+  transformation?: EndpointTransformation;
+}
+
+/**
+ * What the endpoint would be sent for an event, by its transformation (or the one given, checked like a registration's):
+ * a body given as it would be sent, or the company's most recent event of a type in the endpoint's shape. An evaluation
+ * that fails answers why (`error`), as the delivery would fail.
+ */
+export async function testEndpointTransformation(
+  em: EntityManager,
+  limits: TransformationLimits,
+  companyId: string,
+  id: string,
+  input: TransformationTestInput,
+): Promise<WebhookEndpointTransformationTestResult> {
+  const endpoint = await getEndpoint(em, companyId, id);
+  if ((input.event === undefined) === (input.eventType === undefined)) throw ApiError.invalid('event', 'give either event (a body) or event_type');
+  if (input.transformation) checkTransformation(input.transformation, endpoint.delivery);
+  const transformation: Transformation | null = input.transformation === undefined ? endpoint.transformation : input.transformation;
+  const event = input.event ?? (await latestEventBody(em, endpoint, input.eventType!));
+  if (!transformation) return { body: event, headers: {}, url: endpoint.url, error: null, event };
+  try {
+    const request = await new CompiledTransformation(transformation, limits).run(event, endpoint.url);
+    const url = endpoint.url === null ? null : urlWithPath(endpoint.url, request.path);
+    return { body: JSON.parse(request.payload) as WebhookEndpointTransformationTestResult['body'], headers: request.headers, url, error: null, event };
+  } catch (error) {
+    if (!(error instanceof TransformationError)) throw error;
+    return { body: null, headers: {}, url: null, error: { field: error.field, message: error.reason, position: error.position }, event };
+  }
 }
 
 /** The body the endpoint would have been sent for its company's most recent event of a type (a name of either shape). */

@@ -1,7 +1,7 @@
 import { BigIntType, Entity, Index, ManyToOne, type Opt, Property, type Ref } from '@mikro-orm/core';
 import { ApiKey } from '../../domain/accounts/api-key.entity';
 import { CompanyRecord } from '../../domain/company-record';
-import type { EndpointFilter } from '../../generated/schemas';
+import type { EndpointFilter, EndpointTransformation } from '../../generated/schemas';
 import type { PayloadShape } from '../delivery-body';
 
 /** How an endpoint gets its events: signed POSTs to its URL, or a feed it reads by cursor (src/delivery/feeds/feed-service.ts). */
@@ -110,6 +110,13 @@ export class WebhookEndpoint extends CompanyRecord {
   /** Conditions on an event's body the endpoint wants (src/delivery/endpoints/endpoint-filter.ts); null: every event it subscribes to. */
   @Property({ type: 'json', nullable: true })
   filter: EndpointFilter = null;
+
+  /**
+   * JSONata expressions making the body, headers and path the endpoint is sent (src/delivery/endpoints/endpoint-transformation.ts);
+   * null: it is sent the event's envelope as it is.
+   */
+  @Property({ type: 'json', nullable: true })
+  transformation: EndpointTransformation = null;
 
   /** At most this many attempts per second to this endpoint (all replicas together); null for no limit. */
   @Property({ type: 'integer', nullable: true })

@@ -1,17 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client as PgClient } from 'pg';
-import type { Config } from '../../config';
+import type { Config, TransformationLimits } from '../../config';
 import type { Orm } from '../../db/orm';
 import { StatisticsRefresh } from '../../db/statistics-refresh';
 import type { Logger } from '../../logger';
 import type { WorkerMetrics } from '../../metrics';
 import type { DeliveryToStart, DeliveryWorkflows } from '../delivery-workflows';
 import { CompiledFilters } from '../endpoints/endpoint-filter';
+import { CompiledTransformations } from '../endpoints/endpoint-transformation';
 import { letGoForCompanies, moreToClaim, settleBatch, type BatchOutcome } from './batch';
 import { CLAIM_SECONDS, type ClaimedBatch, claimDeferred, claimEvents, type ClaimLimits, ClaimNotices } from './claim';
 import { hadRoom, isFlowing, runsPerEndpoint, type RunBudgets } from './endpoint-room';
 import { fanOut, type FannedOut, writtenRow } from './fan-out';
-import { appendToFeeds, FEED_HELD_RETRY_MS } from './feeds';
+import { appendToFeeds, FEED_HELD_RETRY_MS, transformedEntries } from './feeds';
 import { Lane } from './lane';
 import { RunStarts } from './run-starts';
 import { type EndpointRow, uuids, WRITE_DELIVERIES } from './statements';
@@ -36,9 +37,13 @@ export interface OutboxDispatcherOptions extends RunBudgets {
   companyStartsPerSecond?: number;
   /** Deliveries of one company waiting in Temporal's queue at most (src/delivery/outbox/company-queued-starts.ts); absent: no bound. */
   companyMaxQueued?: number;
-  /** Where events an endpoint's filter left out are counted; absent: not counted. */
-  metrics?: Pick<WorkerMetrics, 'eventsFilteredOut'>;
+  /** Bounds of a feed's transformation (WEBHOOK_TRANSFORMATION_TIMEOUT_MS, WEBHOOK_TRANSFORMATION_MAX_BYTES). */
+  transformationLimits: TransformationLimits;
+  /** Where events an endpoint's filter left out, and feeds' transformations, are counted; absent: not counted. */
+  metrics?: DispatcherMetrics;
 }
+
+type DispatcherMetrics = Pick<WorkerMetrics, 'eventsFilteredOut' | 'transformations' | 'transformationDuration'>;
 
 /**
  * Turns outbox events into deliveries: one per active endpoint subscribed to the event, except the endpoints
@@ -103,10 +108,12 @@ export class OutboxDispatcher {
   private readonly runs: RunStarts;
   private readonly limits: ClaimLimits;
   private readonly filters = new CompiledFilters();
+  private readonly transformations: CompiledTransformations;
   private readonly statistics: StatisticsRefresh;
 
   constructor(private readonly options: OutboxDispatcherOptions) {
     this.runs = new RunStarts(options);
+    this.transformations = new CompiledTransformations(options.transformationLimits, options.metrics);
     this.limits = { ...options, countQueued: this.runs.countsQueued };
     this.statistics = new StatisticsRefresh({
       table: 'webhook_deliveries',
@@ -185,7 +192,8 @@ export class OutboxDispatcher {
     const { fitting, now: startable } = this.runs.startable(fanned.deliveries, claim.endpointsById, claim.queued, behindWaiting);
     const letGo = letGoForCompanies(claim.events, fitting, startable);
     if (fanned.feedEntries.length) {
-      const held = await appendToFeeds(em, fanned.feedEntries, claim.events);
+      const entries = await transformedEntries(fanned.feedEntries, claim.endpointsById, this.transformations);
+      const held = await appendToFeeds(em, entries, claim.events);
       for (const eventId of held) letGo.add(eventId);
       if (held.length) this.feedHeldBack = true;
     }
@@ -317,7 +325,7 @@ export async function startOutboxDispatcher(deps: {
   orm: Orm;
   deliveryWorkflows: DeliveryWorkflows;
   logger: Logger;
-  metrics?: Pick<WorkerMetrics, 'eventsFilteredOut'>;
+  metrics?: DispatcherMetrics;
 }): Promise<OutboxDispatcher> {
   const dispatcher = new OutboxDispatcher({
     orm: deps.orm,
@@ -329,6 +337,7 @@ export async function startOutboxDispatcher(deps: {
     maxInFlightPerEndpoint: deps.config.webhooks.admission.maxInFlight,
     companyStartsPerSecond: deps.config.outboxCompanyStartsPerSecond || undefined,
     companyMaxQueued: deps.config.outboxCompanyMaxQueued || undefined,
+    transformationLimits: deps.config.webhooks.transformation,
     metrics: deps.metrics,
   });
   await dispatcher.start();

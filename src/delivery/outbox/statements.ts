@@ -1,4 +1,4 @@
-import type { EndpointFilter } from '../../generated/schemas';
+import type { EndpointFilter, EndpointTransformation } from '../../generated/schemas';
 import { PreparedStatement } from '../../db/prepared-statement';
 import type { PayloadShape } from '../delivery-body';
 import {
@@ -117,7 +117,7 @@ export const CLAIM_EVENTS = new PreparedStatement<
                (select coalesce(array_agg(d.endpoint_id), '{}') from webhook_deliveries d where d.event_id = c.id) as written_to
           from claimed c) c) as events,
      (select coalesce(json_agg(e), '[]') from (
-        select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
+        select e.id, e.company_id, e.api_key_id, e.delivery, e.url, e.event_types, e.payload_shape, e.filter, e.transformation, e.updated_at, ${OPEN_RUNS('t.in_trouble')} as open, ${DEFERRING('e.id')} as deferring,
                t.in_trouble, f.oldest_ms > ${STALLED_AFTER_MS} as stalled, case when t.in_trouble then 0 else ${BUSY_RUNS} end as busy,
                h.delivered as has_delivered, ${RUN_BUDGET('h.delivered', '$9', '$10')} as budget,
                ${WAITED_FOR} as waited_for
@@ -296,6 +296,8 @@ interface EndpointState extends EndpointRoom {
   payload_shape: PayloadShape;
   /** Its content filter (endpoint-filter.ts), compiled once per updated_at. */
   filter: EndpointFilter;
+  /** A feed's transformation (../endpoints/endpoint-transformation.ts), compiled once per updated_at; a webhook's runs in its attempts. */
+  transformation: EndpointTransformation;
   updated_at: string;
   /** Its runs that occupy it now (OPEN_RUNS: none while it is healthy). */
   open: number;

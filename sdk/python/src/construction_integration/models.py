@@ -8,7 +8,14 @@ from datetime import date
 from typing import Annotated, Any, Dict, Literal, TypeAlias, Union
 from uuid import UUID
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, constr
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    constr,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -2425,6 +2432,37 @@ class EndpointFilter(BaseModel):
     exists: bool | None = None
 
 
+EndpointTransformationHeadersAdditionalProperty = TypeAliasType(
+    "EndpointTransformationHeadersAdditionalProperty",
+    Annotated[str, Field(max_length=2000, min_length=1)],
+)
+
+
+class EndpointTransformation(BaseModel):
+    """
+    A transformation (docs/transformations.md): JSONata expressions over the body the endpoint would be sent (its envelope, in the endpoint's shape), evaluated once per delivery before its first attempt; every attempt sends their result, signed. body: its result is the JSON body sent. headers: header name to an expression whose string result is sent as that header (the names endpoint authentication forbids are refused here too; the signature and authentication headers win). path: an expression whose string result (a relative path beginning with one /, a query may follow) replaces the path and query of the endpoint's URL; the scheme, host and port never change. A feed takes body only. An evaluation that fails, runs past WEBHOOK_TRANSFORMATION_TIMEOUT_MS, returns nothing or more than WEBHOOK_TRANSFORMATION_MAX_BYTES fails the delivery at once, without sending. null (on update) removes it.
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    body: Annotated[str, Field(max_length=20000, min_length=1)]
+    """
+    A JSONata expression, e.g. {"id": data.work_order_number, "state": $uppercase(data.status)}.
+    """
+    headers: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', min_length=1, max_length=100)], EndpointTransformationHeadersAdditionalProperty] | None,
+        Field(max_length=20),
+    ] = None
+    """
+    Header name to a JSONata expression whose result (a string of printable ASCII, at most 4096 characters) is the header's value.
+    """
+    path: Annotated[str | None, Field(max_length=2000, min_length=1)] = None
+    """
+    A JSONata expression whose result is the path and query sent to, e.g. "/projects/" & data.project_code.
+    """
+
+
 class WebhookFeedState(BaseModel):
     """
     Where a feed stands: its last event, the cursor its consumer acknowledged, and how far behind that is.
@@ -2483,6 +2521,7 @@ class WebhookEndpoint(BaseModel):
     """
     authentication: WebhookEndpointAuthentication
     filter: EndpointFilter | None
+    transformation: EndpointTransformation | None
     api_key_id: UUID | None
     feed: WebhookFeedState | None
     """
@@ -2624,6 +2663,7 @@ class WebhookEndpointCreate(BaseModel):
     """
     authentication: WebhookEndpointAuthenticationInput | None = None
     filter: EndpointFilter | None = None
+    transformation: EndpointTransformation | None = None
 
 
 class WebhookEndpointUpdate(BaseModel):
@@ -2653,6 +2693,7 @@ class WebhookEndpointUpdate(BaseModel):
     null removes every method.
     """
     filter: EndpointFilter | None = None
+    transformation: EndpointTransformation | None = None
 
 
 class WebhookEndpointRotate(BaseModel):
@@ -2691,6 +2732,28 @@ class DeliveryAttempt(BaseModel):
     """
 
 
+class WebhookDeliveryRequest(BaseModel):
+    """
+    What the endpoint's transformation made of payload (docs/transformations.md), which every attempt of the delivery sends; null without one.
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    body: Any
+    """
+    The JSON body sent.
+    """
+    headers: dict[str, str]
+    """
+    The transformed headers sent besides the signature's and authentication's.
+    """
+    path: str | None
+    """
+    The path and query sent to, in place of the endpoint URL's (the transformation's path); null: the endpoint's URL as it is.
+    """
+
+
 class WebhookDelivery(BaseModel):
     """
     attempts is present on GET /webhook-deliveries/{id} and on test sends.
@@ -2726,7 +2789,11 @@ class WebhookDelivery(BaseModel):
     created_at: AwareDatetime
     payload: Any
     """
-    The exact JSON body sent.
+    The exact JSON body sent; with a transformation, the event before it (request holds what was sent).
+    """
+    request: WebhookDeliveryRequest | None
+    """
+    What the endpoint's transformation made of payload (docs/transformations.md), which every attempt of the delivery sends; null without one.
     """
     trace_id: Annotated[str | None, Field(pattern='^[0-9a-f]{32}$')]
     """
@@ -2767,6 +2834,71 @@ class WebhookEndpointFilterTest(BaseModel):
     An event type of either shape (work_order.updated, workorder.updated).
     """
     filter: EndpointFilter | None = None
+
+
+class WebhookEndpointTransformationTestResultError(BaseModel):
+    """
+    Why the delivery would fail: the expression at fault, JSONata's message and the position in it (null when it has none).
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    field: str
+    """
+    e.g. transformation.body, transformation.headers.X-Name, transformation.path.
+    """
+    message: str
+    position: int | None
+
+
+class WebhookEndpointTransformationTestResult(BaseModel):
+    """
+    What would be sent (body, headers, url), or why nothing would be (error: the delivery would fail).
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    body: dict[str, Any] | list[Any] | str | float | bool | None
+    """
+    The JSON body that would be sent; null when the evaluation failed.
+    """
+    headers: dict[str, str]
+    """
+    The transformed headers that would be sent besides the signature's and authentication's.
+    """
+    url: str | None
+    """
+    The URL it would be sent to; null for a feed, or when the evaluation failed.
+    """
+    error: WebhookEndpointTransformationTestResultError | None
+    """
+    Why the delivery would fail: the expression at fault, JSONata's message and the position in it (null when it has none).
+    """
+    event: dict[str, Any]
+    """
+    The body the transformation ran on.
+    """
+
+
+class WebhookEndpointTransformationTest(BaseModel):
+    """
+    What to run: a body as the endpoint would be sent it (event), or the company's most recent event of a type (event_type), in the endpoint's shape; through transformation when given (to try one before saving it), else the endpoint's own.
+    """
+
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    event: dict[str, Any] | None = None
+    """
+    A body as delivered, e.g. {"event_type": "work_order.updated", "data": {...}}.
+    """
+    event_type: Annotated[str | None, Field(max_length=100, min_length=1)] = None
+    """
+    An event type of either shape (work_order.updated, workorder.updated).
+    """
+    transformation: EndpointTransformation | None = None
 
 
 class WebhookRecoveryOutcomes(BaseModel):
@@ -7797,6 +7929,7 @@ SCHEMAS: dict[str, type[BaseModel] | TypeAliasType] = {
     "WebhookEndpoints.filterScalar": WebhookEndpointsFilterScalar,
     "WebhookEndpoints.filterBound": WebhookEndpointsFilterBound,
     "EndpointFilter": EndpointFilter,
+    "EndpointTransformation": EndpointTransformation,
     "WebhookFeedState": WebhookFeedState,
     "WebhookEndpoint": WebhookEndpoint,
     "WebhookEndpoints.eventTypes": WebhookEndpointsEventTypes,
@@ -7812,6 +7945,8 @@ SCHEMAS: dict[str, type[BaseModel] | TypeAliasType] = {
     "WebhookDelivery": WebhookDelivery,
     "WebhookEndpointFilterTestResult": WebhookEndpointFilterTestResult,
     "WebhookEndpointFilterTest": WebhookEndpointFilterTest,
+    "WebhookEndpointTransformationTestResult": WebhookEndpointTransformationTestResult,
+    "WebhookEndpointTransformationTest": WebhookEndpointTransformationTest,
     "WebhookRecovery": WebhookRecovery,
     "WebhookEndpointRecover": WebhookEndpointRecover,
     "WebhookFeedEvent": WebhookFeedEvent,

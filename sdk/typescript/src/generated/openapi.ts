@@ -1498,7 +1498,7 @@ export interface paths {
         put?: never;
         /**
          * Register an endpoint
-         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. filter sends it only the events whose body matches its conditions. delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.
+         * @description Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. filter sends it only the events whose body matches its conditions. transformation (JSONata) sends it the body, headers and path its own system takes instead of the event's envelope (docs/transformations.md). delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1523,7 +1523,7 @@ export interface paths {
         get: operations["getWebhookEndpointsById"];
         /**
          * Update an endpoint
-         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter. ordering none releases the deliveries that wait for their record's earlier one at once; per_record orders the deliveries not attempted yet.
+         * @description A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter, transformation null the transformation. ordering none releases the deliveries that wait for their record's earlier one at once; per_record orders the deliveries not attempted yet.
          *
          *     Scope: `webhooks:manage` (or `admin`).
          */
@@ -1623,6 +1623,28 @@ export interface paths {
          *     Scope: `webhooks:manage` (or `admin`).
          */
         post: operations["postWebhookEndpointsByIdTestFilter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhook-endpoints/{id}/test-transformation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test an endpoint's transformation
+         * @description What the endpoint would be sent for an event: a body as it would be sent untransformed (event), or the company's most recent event of a type (event_type) in the endpoint's shape, run through transformation when given (to try one before saving it), else the endpoint's own. Answers the body, headers and url that would be sent, or the error (the expression at fault, JSONata's message and position) that would fail the delivery.
+         *
+         *     Scope: `webhooks:manage` (or `admin`).
+         */
+        post: operations["postWebhookEndpointsByIdTestTransformation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5019,6 +5041,20 @@ export interface components {
             exists?: boolean;
         } | null;
         /**
+         * EndpointTransformation
+         * @description A transformation (docs/transformations.md): JSONata expressions over the body the endpoint would be sent (its envelope, in the endpoint's shape), evaluated once per delivery before its first attempt; every attempt sends their result, signed. body: its result is the JSON body sent. headers: header name to an expression whose string result is sent as that header (the names endpoint authentication forbids are refused here too; the signature and authentication headers win). path: an expression whose string result (a relative path beginning with one /, a query may follow) replaces the path and query of the endpoint's URL; the scheme, host and port never change. A feed takes body only. An evaluation that fails, runs past WEBHOOK_TRANSFORMATION_TIMEOUT_MS, returns nothing or more than WEBHOOK_TRANSFORMATION_MAX_BYTES fails the delivery at once, without sending. null (on update) removes it.
+         */
+        EndpointTransformation: {
+            /** @description A JSONata expression, e.g. {"id": data.work_order_number, "state": $uppercase(data.status)}. */
+            body: string;
+            /** @description Header name to a JSONata expression whose result (a string of printable ASCII, at most 4096 characters) is the header's value. */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description A JSONata expression whose result is the path and query sent to, e.g. "/projects/" & data.project_code. */
+            path?: string;
+        } | null;
+        /**
          * WebhookFeedState
          * @description Where a feed stands: its last event, the cursor its consumer acknowledged, and how far behind that is.
          */
@@ -5065,6 +5101,7 @@ export interface components {
             previous_secret_expires_at: string | null;
             authentication: components["schemas"]["WebhookEndpointAuthentication"];
             filter: components["schemas"]["EndpointFilter"];
+            transformation: components["schemas"]["EndpointTransformation"];
             /** Format: uuid */
             api_key_id: string | null;
             /** @description A feed's position and lag; null for a webhook endpoint. */
@@ -5144,6 +5181,7 @@ export interface components {
             api_key_id?: string | null;
             authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"];
             filter?: components["schemas"]["EndpointFilter"];
+            transformation?: components["schemas"]["EndpointTransformation"];
         };
         /**
          * WebhookEndpointUpdate
@@ -5168,6 +5206,7 @@ export interface components {
             /** @description null removes every method. */
             authentication?: components["schemas"]["WebhookEndpointAuthenticationInput"] | null;
             filter?: components["schemas"]["EndpointFilter"];
+            transformation?: components["schemas"]["EndpointTransformation"];
         };
         /** WebhookEndpointRotate */
         WebhookEndpointRotate: {
@@ -5234,8 +5273,19 @@ export interface components {
             failed_at: string | null;
             /** Format: date-time */
             created_at: string;
-            /** @description The exact JSON body sent. */
+            /** @description The exact JSON body sent; with a transformation, the event before it (request holds what was sent). */
             payload: unknown;
+            /** @description What the endpoint's transformation made of payload (docs/transformations.md), which every attempt of the delivery sends; null without one. */
+            request: {
+                /** @description The JSON body sent. */
+                body: unknown;
+                /** @description The transformed headers sent besides the signature's and authentication's. */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description The path and query sent to, in place of the endpoint URL's (the transformation's path); null: the endpoint's URL as it is. */
+                path: string | null;
+            } | null;
             /** @description The OpenTelemetry trace of the change the delivery carries (the request that made it), which its automatic attempts continue; a re-run asked for by hand has a trace of its own that links to it. Null when tracing was off. */
             trace_id: string | null;
             attempts?: components["schemas"]["DeliveryAttempt"][];
@@ -5258,6 +5308,40 @@ export interface components {
             /** @description An event type of either shape (work_order.updated, workorder.updated). */
             event_type?: string;
             filter?: components["schemas"]["EndpointFilter"];
+        };
+        /**
+         * WebhookEndpointTransformationTestResult
+         * @description What would be sent (body, headers, url), or why nothing would be (error: the delivery would fail).
+         */
+        WebhookEndpointTransformationTestResult: {
+            /** @description The JSON body that would be sent; null when the evaluation failed. */
+            body: Record<string, never> | unknown[] | string | number | boolean | null;
+            /** @description The transformed headers that would be sent besides the signature's and authentication's. */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description The URL it would be sent to; null for a feed, or when the evaluation failed. */
+            url: string | null;
+            /** @description Why the delivery would fail: the expression at fault, JSONata's message and the position in it (null when it has none). */
+            error: {
+                /** @description e.g. transformation.body, transformation.headers.X-Name, transformation.path. */
+                field: string;
+                message: string;
+                position: number | null;
+            } | null;
+            /** @description The body the transformation ran on. */
+            event: Record<string, never>;
+        };
+        /**
+         * WebhookEndpointTransformationTest
+         * @description What to run: a body as the endpoint would be sent it (event), or the company's most recent event of a type (event_type), in the endpoint's shape; through transformation when given (to try one before saving it), else the endpoint's own.
+         */
+        WebhookEndpointTransformationTest: {
+            /** @description A body as delivered, e.g. {"event_type": "work_order.updated", "data": {...}}. */
+            event?: Record<string, never>;
+            /** @description An event type of either shape (work_order.updated, workorder.updated). */
+            event_type?: string;
+            transformation?: components["schemas"]["EndpointTransformation"];
         };
         /**
          * WebhookRecovery
@@ -14399,6 +14483,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpointFilterTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["RateLimited"];
+            default: components["responses"]["Error"];
+        };
+    };
+    postWebhookEndpointsByIdTestTransformation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a write safe to retry: the same key with the same request returns the first response (200, 201 or 204) for 24 hours, with Idempotent-Replayed: true; with another request it is a 422. Keys belong to the API key. 1 to 255 visible ASCII characters (! to ~); surrounding spaces are not part of the key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointTransformationTest"];
+            };
+        };
+        responses: {
+            /** @description What would be sent, or why it would fail */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointTransformationTestResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

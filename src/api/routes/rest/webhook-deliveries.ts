@@ -70,6 +70,10 @@ export function deliveryJson(delivery: View<WebhookDelivery>, attempts?: Deliver
     failed_at: iso(delivery.failedAt),
     created_at: delivery.createdAt.toISOString(),
     payload: JSON.parse(delivery.payload) as Record<string, unknown>,
+    request:
+      delivery.transformedPayload === null
+        ? null
+        : { body: JSON.parse(delivery.transformedPayload) as Record<string, unknown>, headers: delivery.transformedHeaders ?? {}, path: delivery.transformedPath },
     trace_id: traceIdOf(deliveryTrace(delivery)),
     ...(attempts ? { attempts: attempts.map(attemptJson) } : {}),
   };

@@ -17,6 +17,7 @@ import {
   registerEndpoint,
   rotateEndpointSecret,
   testEndpointFilter,
+  testEndpointTransformation,
   updateEndpoint,
 } from '../../../delivery/endpoints/endpoints-service';
 import { authenticationJson } from '../../../delivery/endpoints/endpoint-authentication';
@@ -27,6 +28,7 @@ import type {
   WebhookEndpointCreate,
   WebhookEndpointFilterTest,
   WebhookEndpointFilterTestResult,
+  WebhookEndpointTransformationTest,
   WebhookFeedAck,
   WebhookFeedPage,
   WebhookFeedState,
@@ -98,6 +100,7 @@ export function endpointJson(endpoint: View<WebhookEndpoint>, feed: FeedState | 
     previous_secret_expires_at: iso(endpoint.previousSecretExpiresAt),
     authentication: authenticationJson(endpoint),
     filter: endpoint.filter,
+    transformation: endpoint.transformation,
     api_key_id: idOf(endpoint.apiKey),
     feed: feed && feedStateJson(endpoint.id, feed),
     created_at: endpoint.createdAt.toISOString(),
@@ -120,6 +123,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, fe
         'Only public https URLs. The response carries the signing secret, once. authentication adds what an API gateway in front of the ' +
         'endpoint wants besides the signature: headers, OAuth 2.0 client credentials, a client certificate (mutual TLS); its secrets are never shown again. ' +
         'filter sends it only the events whose body matches its conditions. ' +
+        'transformation (JSONata) sends it the body, headers and path its own system takes instead of the event\'s envelope (docs/transformations.md). ' +
         'delivery feed registers a feed instead: no url; its events are kept in order and read with GET /webhook-endpoints/{id}/feed.',
       body: { schema: `${SCHEMA}/create` },
       responses: { 201: { description: 'The endpoint, with its secret', schema: `${SCHEMA}/record` } },
@@ -136,6 +140,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, fe
           maxAttemptsPerSecond: body.max_attempts_per_second,
           authentication: body.authentication,
           filter: body.filter,
+          transformation: body.transformation,
         });
         ctx.status = 201;
         ctx.set('Location', `${ctx.path}/${endpoint.id}`);
@@ -172,7 +177,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, fe
       summary: 'Update an endpoint',
       description:
         'A partial update; a new URL is checked like a registration. status active re-enables a disabled endpoint (and resolves its alert). ' +
-        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter. ' +
+        'In authentication each method given replaces the saved one and null removes it; a secret left out keeps its saved value. filter null removes the filter, transformation null the transformation. ' +
         'ordering none releases the deliveries that wait for their record\'s earlier one at once; per_record orders the deliveries not attempted yet.',
       body: { schema: `${SCHEMA}/update` },
       responses: { 200: { description: 'The endpoint as it is now', schema: `${SCHEMA}/record` } },
@@ -189,6 +194,7 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, fe
           maxAttemptsPerSecond: body.max_attempts_per_second,
           authentication: body.authentication,
           filter: body.filter,
+          transformation: body.transformation,
         });
         ctx.body = await oneEndpointJson(ctx.state.em, endpoint);
       },
@@ -269,6 +275,26 @@ export function webhookEndpointRoutes({ secretBox, deliveryWorkflows, config, fe
           filter: body.filter,
         });
         ctx.body = result;
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/webhook-endpoints/{id}/test-transformation',
+      summary: "Test an endpoint's transformation",
+      description:
+        'What the endpoint would be sent for an event: a body as it would be sent untransformed (event), or the company\'s most recent event of a type ' +
+        '(event_type) in the endpoint\'s shape, run through transformation when given (to try one before saving it), else the endpoint\'s own. ' +
+        'Answers the body, headers and url that would be sent, or the error (the expression at fault, JSONata\'s message and position) that would fail the delivery.',
+      body: { schema: `${SCHEMA}/transformationTest` },
+      responses: { 200: { description: 'What would be sent, or why it would fail', schema: `${SCHEMA}/transformationTestResult` } },
+      async handler(ctx) {
+        const body = ctx.request.body as WebhookEndpointTransformationTest;
+        ctx.body = await testEndpointTransformation(ctx.state.em, config.webhooks.transformation, ctx.state.principal.companyId, ctx.params.id!, {
+          event: body.event as Record<string, unknown> | undefined,
+          eventType: body.event_type,
+          transformation: body.transformation,
+        });
       },
     },
     {

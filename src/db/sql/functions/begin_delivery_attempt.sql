@@ -2,7 +2,7 @@
 -- attempt, takes the endpoint's rate slot and asks its admission; a retry of an attempt already made is answered from
 -- its record.
 create or replace function begin_delivery_attempt(p_delivery uuid, p_attempt_id uuid, p_attempt_number integer, p_trigger text, p_trace_id text, p_take_rate_slot boolean, p_admit boolean, p_mark_in_progress boolean, p_expected_company uuid, p_expected_endpoint uuid, p_expected_event_type text, p_max_in_flight integer, p_slot_lease_ms integer, p_recheck_ms integer)
-  returns table (company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, is_test boolean, status text, delivered_at timestamp with time zone, attempt_number integer, last_attempt_number integer, last_outcome text, last_status_code integer, last_error text, last_duration_ms integer, last_response_excerpt text, url text, endpoint_status text, disabled_reason text, secret_sealed text, previous_secret_sealed text, previous_secret_expires_at timestamp with time zone, endpoint_failing boolean, circuit_state text, auth_headers jsonb, oauth jsonb, client_certificate text, client_key_sealed text, throttled_for_ms integer, admitted boolean, held_reason text, held_for_ms integer)
+  returns table (company_id uuid, endpoint_id uuid, event_id uuid, event_type text, payload text, is_test boolean, status text, delivered_at timestamp with time zone, attempt_number integer, last_attempt_number integer, last_outcome text, last_status_code integer, last_error text, last_duration_ms integer, last_response_excerpt text, url text, endpoint_status text, disabled_reason text, secret_sealed text, previous_secret_sealed text, previous_secret_expires_at timestamp with time zone, endpoint_failing boolean, circuit_state text, auth_headers jsonb, oauth jsonb, client_certificate text, client_key_sealed text, throttled_for_ms integer, admitted boolean, held_reason text, held_for_ms integer, transformation jsonb, endpoint_updated_at text, transformed_payload text, transformed_headers jsonb, transformed_path text)
   language plpgsql
 as $$
 #variable_conflict use_column
@@ -14,10 +14,12 @@ declare
 begin
   select d.company_id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.is_test, d.status, d.delivered_at,
          e.url, e.status, e.disabled_reason, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_expires_at,
-         e.failing_since is not null, e.circuit_state, e.auth_headers, e.oauth, e.client_certificate, e.client_key_sealed, e.max_attempts_per_second
+         e.failing_since is not null, e.circuit_state, e.auth_headers, e.oauth, e.client_certificate, e.client_key_sealed, e.max_attempts_per_second,
+         e.transformation, e.updated_at::text, d.transformed_payload, d.transformed_headers, d.transformed_path
     into company_id, endpoint_id, event_id, event_type, payload, is_test, status, delivered_at,
          url, endpoint_status, disabled_reason, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
-         endpoint_failing, circuit_state, auth_headers, oauth, client_certificate, client_key_sealed, v_max_per_second
+         endpoint_failing, circuit_state, auth_headers, oauth, client_certificate, client_key_sealed, v_max_per_second,
+         transformation, endpoint_updated_at, transformed_payload, transformed_headers, transformed_path
     from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
    where d.id = p_delivery;
   if not found then
