@@ -423,6 +423,29 @@ def _filter_test_body(case):
         body["filter"] = _ENDPOINT_FILTER
 
 
+# Transformations the service's own check (beyond its JSON Schema: JSONata that parses, header names allowed, a path that
+# stays relative) accepts: the body alone for a feed (or an update, whose endpoint may be one), all three for a webhook.
+_FEED_TRANSFORMATION = {"body": "data"}
+_WEBHOOK_TRANSFORMATION = {"body": '{"id": data.id, "type": event_type}', "headers": {"X-Fuzz": "event_type"}, "path": '"/fuzz/" & event_type'}
+
+
+def _transformation_test_body(case):
+    """A valid transformation test names one event to try, as a filter test does; its transformation, when it has one,
+    is one the service's check accepts."""
+    body = case.body
+    if case.operation.method.upper() != "POST" or case.operation.path != "/api/v1/webhook-endpoints/{id}/test-transformation" or not isinstance(body, dict) or not _positive(case):
+        return
+    if _turn("transformation test event") % 2:
+        body.pop("event", None)
+        body["event_type"] = "customer.created"
+    else:
+        body.pop("event_type", None)
+        if not isinstance(body.get("event"), dict):
+            body["event"] = {"event_type": "customer.created", "data": {"id": "fuzz"}}
+    if body.get("transformation") is not None:
+        body["transformation"] = _FEED_TRANSFORMATION
+
+
 def _endpoint_body(case):
     """A valid registration is one kind of endpoint or the other, which one JSON Schema does not say: a feed has no URL,
     authentication, rate limit or ordering per record; a webhook has the test's URL. A filter generated from the schema
@@ -431,8 +454,11 @@ def _endpoint_body(case):
     body = case.body
     if not isinstance(body, dict) or not _positive(case):
         return
-    if (case.operation.method.upper(), case.operation.path) == ("PUT", "/api/v1/webhook-endpoints/{id}") and body.get("filter") is not None and _repairs(case):
-        body["filter"] = _ENDPOINT_FILTER
+    if (case.operation.method.upper(), case.operation.path) == ("PUT", "/api/v1/webhook-endpoints/{id}") and _repairs(case):
+        if body.get("filter") is not None:
+            body["filter"] = _ENDPOINT_FILTER
+        if body.get("transformation") is not None:
+            body["transformation"] = _FEED_TRANSFORMATION
     if case.operation.method.upper() != "POST" or case.operation.path != "/api/v1/webhook-endpoints":
         return
     if body.get("delivery") == "feed":
@@ -440,8 +466,12 @@ def _endpoint_body(case):
             body.pop(field, None)
         if body.get("ordering") == "per_record":
             body.pop("ordering")
+        if body.get("transformation") is not None:
+            body["transformation"] = _FEED_TRANSFORMATION
     else:
         body["url"] = _ENDPOINT_URL
+        if body.get("transformation") is not None:
+            body["transformation"] = _WEBHOOK_TRANSFORMATION
     if body.get("filter") is not None:
         body["filter"] = _ENDPOINT_FILTER
 
@@ -481,6 +511,7 @@ def before_call(context, case, kwargs):
     _refer_to_records(case)
     _endpoint_body(case)
     _filter_test_body(case)
+    _transformation_test_body(case)
     _consistent_body(case)
     secret = _KEY["secret"] if _header(case.headers, "X-API-Key") == _KEY["key"] else None
     body = case.body
