@@ -15,7 +15,13 @@ import pytest
 from conftest import PROJECT_ROOT, Receiver, Stack
 
 from construction_integration import Client, WebhookVerificationError, verify_webhook
-from construction_integration.models import ShapeAEventCustomerCreated, ShapeBEventEmployeeCreated, WebhookEndpoint
+from construction_integration.models import (
+    EndpointTransformation,
+    ShapeAEventCustomerCreated,
+    ShapeBEventEmployeeCreated,
+    WebhookEndpoint,
+    WebhookEndpointTransformationTestResult,
+)
 
 
 def refusal(body: bytes | str, headers: dict[str, str], secrets: str | list[str]) -> str:
@@ -117,3 +123,17 @@ def test_the_documented_receiver_acknowledges_a_real_delivery_and_refuses_bad_on
     assert asyncio.run(post(module.app, delivery.body.replace(b"Example", b"Exemplar"), headers)).status_code == 401
     old = signed(endpoint.secret, delivery.body, int(time.time()) - 600)
     assert asyncio.run(post(module.app, delivery.body, {**headers, **old})).status_code == 400
+
+
+def test_saves_and_tries_a_transformation_typed_by_its_models(stack: Stack, receiver: Receiver) -> None:
+    with stack.client("subscriber") as subscriber:
+        transformation = EndpointTransformation(body='{"customer": data.name}', headers={"X-Source": "event_type"}, path='"/customers/" & data.id')
+        endpoint = subscriber.post("/webhook-endpoints", {"url": receiver.url("/t"), "event_types": ["customer.created"], "transformation": transformation}, model=WebhookEndpoint)
+        assert endpoint.transformation == transformation
+        event = {"event_type": "customer.created", "data": {"id": "c-1", "name": "Shaped Inc"}}
+        result = subscriber.test_transformation(endpoint.id, event=event)
+        assert isinstance(result, WebhookEndpointTransformationTestResult)
+        assert (result.body, result.headers, result.error) == ({"customer": "Shaped Inc"}, {"X-Source": "customer.created"}, None)
+        assert result.url is not None and result.url.endswith("/customers/c-1")
+        failing = subscriber.test_transformation(endpoint.id, event=event, transformation={"body": "data.name + 1"})
+        assert failing.error is not None and failing.error.field == "transformation.body" and failing.error.position is not None

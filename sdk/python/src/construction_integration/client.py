@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from ._signature import signature_of
 from .errors import ApiError
-from .models import InboundResult, InboundSearchResult, WebhookFeedEvent
+from .models import EndpointTransformation, InboundResult, InboundSearchResult, WebhookEndpointTransformationTestResult, WebhookFeedEvent
 from .retries import NO_RETRIES, RetryOptions
 
 __all__ = ["AsyncClient", "Client", "SearchOperation"]
@@ -91,6 +91,18 @@ def _advance(query: dict[str, Any], page: Mapping[str, Any]) -> bool:
         return False
     query["offset"] = offset
     return True
+
+
+def _transformation_test(event: Mapping[str, Any] | None, event_type: str | None, transformation: EndpointTransformation | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The body of POST /webhook-endpoints/{id}/test-transformation: the fields given."""
+    body: dict[str, Any] = {}
+    if event is not None:
+        body["event"] = event
+    if event_type is not None:
+        body["event_type"] = event_type
+    if transformation is not None:
+        body["transformation"] = transformation
+    return body
 
 
 class _Core:
@@ -325,6 +337,22 @@ class Client:
         response = self._send(self._core.inbound_call(event_type, data, source, idempotency_key, timestamp))
         return _Core.inbound_result(event_type, _Core.answer(response))
 
+    def test_transformation(
+        self,
+        endpoint_id: str,
+        *,
+        event: Mapping[str, Any] | None = None,
+        event_type: str | None = None,
+        transformation: EndpointTransformation | Mapping[str, Any] | None = None,
+    ) -> WebhookEndpointTransformationTestResult:
+        """
+        What the endpoint would be sent (body, headers, url) for ``event`` (a body as it would be sent untransformed) or
+        the company's most recent event of ``event_type``, through ``transformation`` when given (to try one before
+        saving it), else the endpoint's own; or the error, with its position, that would fail the delivery.
+        """
+        body = _transformation_test(event, event_type, transformation)
+        return self.post("/webhook-endpoints/{id}/test-transformation", body, path_params={"id": endpoint_id}, model=WebhookEndpointTransformationTestResult)
+
     def feed(
         self,
         endpoint_id: str,
@@ -504,6 +532,22 @@ class AsyncClient:
         """As Client.send_inbound."""
         response = await self._send(self._core.inbound_call(event_type, data, source, idempotency_key, timestamp))
         return _Core.inbound_result(event_type, _Core.answer(response))
+
+    async def test_transformation(
+        self,
+        endpoint_id: str,
+        *,
+        event: Mapping[str, Any] | None = None,
+        event_type: str | None = None,
+        transformation: EndpointTransformation | Mapping[str, Any] | None = None,
+    ) -> WebhookEndpointTransformationTestResult:
+        """
+        What the endpoint would be sent (body, headers, url) for ``event`` (a body as it would be sent untransformed) or
+        the company's most recent event of ``event_type``, through ``transformation`` when given (to try one before
+        saving it), else the endpoint's own; or the error, with its position, that would fail the delivery.
+        """
+        body = _transformation_test(event, event_type, transformation)
+        return await self.post("/webhook-endpoints/{id}/test-transformation", body, path_params={"id": endpoint_id}, model=WebhookEndpointTransformationTestResult)
 
     async def feed(
         self,
