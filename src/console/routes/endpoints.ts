@@ -11,13 +11,15 @@ import {
   registerEndpoint,
   rotateEndpointSecret,
   testEndpointFilter,
+  testEndpointTransformation,
   updateEndpoint,
 } from '../../delivery/endpoints/endpoints-service';
 import { heldCount } from '../../delivery/endpoints/endpoint-admission';
 import { feedStates } from '../../delivery/feeds/feed-service';
 import { ApiError } from '../../errors';
 import type { WebhookEndpoint } from '../../delivery/endpoints/webhook-endpoint.entity';
-import type { EndpointFilter, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
+import type { TransformationLimits } from '../../config';
+import type { EndpointFilter, EndpointTransformation, WebhookEndpointAuthenticationInput, WebhookEndpointCreate, WebhookEndpointUpdate } from '../../generated/schemas';
 import { isUuid } from '../../schemas/formats';
 import type { ConsoleContext, ConsolePage, FormBody } from '../context';
 import { fieldOf, formRefusal, list, parseUtcLocal, redirectWithFlash, sendPage, text, utcLocal } from '../http';
@@ -33,6 +35,7 @@ import {
   endpointSecretPage,
   endpointsPage,
 } from '../views/endpoints';
+import { NO_TRANSFORMATION_FORM, transformationFormOf, type TransformationTestView } from '../views/endpoint-transformation';
 
 const SCHEMA = 'rest/webhook-endpoints.json#/$defs';
 
@@ -85,6 +88,7 @@ function formOf(ctx: ConsoleContext, saved: Pick<WebhookEndpoint, 'delivery'> | 
     privateKey: text(form, 'client_private_key').trim(),
     privateKeySaved: text(form, 'client_private_key_saved') === 'on',
     filter: text(form, 'filter').trim(),
+    transformation: { body: text(form, 'transformation_body').trim(), headers: text(form, 'transformation_headers').trim(), path: text(form, 'transformation_path').trim() },
   };
 }
 
@@ -106,6 +110,7 @@ function savedFormOf(endpoint: WebhookEndpoint): EndpointForm {
     privateKey: '',
     privateKeySaved: endpoint.clientKeySealed !== null,
     filter: endpoint.filter ? JSON.stringify(endpoint.filter, null, 2) : '',
+    transformation: transformationFormOf(endpoint.transformation),
   };
 }
 
@@ -124,6 +129,7 @@ const EMPTY_FORM: EndpointForm = {
   privateKey: '',
   privateKeySaved: false,
   filter: '',
+  transformation: NO_TRANSFORMATION_FORM,
 };
 
 /** The filter as typed: JSON (checked as the REST body's filter), or nothing for none. */
@@ -135,6 +141,27 @@ function filterOf(form: EndpointForm): EndpointFilter {
     const reason = `is not JSON: ${(error as Error).message}`;
     throw ApiError.invalid('filter', reason, `The filter ${reason}.`);
   }
+}
+
+/**
+ * The transformation as typed, as the REST body's: none when every field is empty; headers one "Name: expression" a
+ * line (a line without its colon is refused, naming it).
+ */
+function transformationOf({ transformation }: EndpointForm): EndpointTransformation {
+  if (!transformation.body && !transformation.headers && !transformation.path) return null;
+  if (!transformation.body) throw ApiError.invalid('transformation.body', 'is required beside headers or a path', 'Enter the body expression of the transformation.');
+  const headers: Record<string, string> = {};
+  for (const [index, line] of transformation.headers.split('\n').entries()) {
+    if (!line.trim()) continue;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw ApiError.invalid('transformation.headers', `line ${index + 1} must be Name: expression`, `Header line ${index + 1} of the transformation must be Name: expression.`);
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return {
+    body: transformation.body,
+    ...(Object.keys(headers).length ? { headers } : {}),
+    ...(transformation.path ? { path: transformation.path } : {}),
+  };
 }
 
 /** The form's authentication as the REST body's: every method given, so what the form leaves empty is removed. */
@@ -176,6 +203,7 @@ function bodyOf(form: EndpointForm, mode: 'create' | 'update') {
     api_key_id: form.apiKeyId || null,
     ...(feed ? {} : { authentication: authenticationOf(form) }),
     filter: filterOf(form),
+    transformation: transformationOf(form),
   };
 }
 
@@ -184,6 +212,16 @@ async function filterTestOf(em: ConsoleContext['state']['em'], companyId: string
   try {
     const { matches } = await testEndpointFilter(em, companyId, endpointId, { eventType });
     return { eventType, matches };
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return { eventType, problem: error.message };
+  }
+}
+
+/** The endpoint's transformation tried on the company's latest event of a type; a refusal (no such event yet) is said, not thrown. */
+async function transformationTestOf(ctx: ConsoleContext, limits: TransformationLimits, companyId: string, endpointId: string, eventType: string): Promise<TransformationTestView> {
+  try {
+    return { eventType, result: await testEndpointTransformation(ctx.state.em, limits, companyId, endpointId, { eventType }) };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return { eventType, problem: error.message };
@@ -248,6 +286,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             apiKeyId: body.api_key_id ?? null,
             authentication: body.authentication,
             filter: body.filter,
+            transformation: body.transformation,
           });
           ctx.state.log.info({ console: 'endpoint registered', userId: session.user.id, endpointId: endpoint.id }, 'console action');
           // A feed signs nothing: its secret is of no use to its subscriber.
@@ -273,8 +312,10 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
         const held = await heldCount(em, endpoint.id);
         const filterTestType = typeof ctx.query.filter_test === 'string' && endpoint.filter ? ctx.query.filter_test : null;
         const filterTest = filterTestType ? await filterTestOf(em, companyId, endpoint.id, filterTestType) : null;
+        const transformationTestType = typeof ctx.query.transformation_test === 'string' && endpoint.transformation ? ctx.query.transformation_test : null;
+        const transformationTest = transformationTestType ? await transformationTestOf(ctx, config.webhooks.transformation, companyId, endpoint.id, transformationTestType) : null;
         const feed = (await feedStates(em, [endpoint.id])).get(endpoint.id) ?? null;
-        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest, feed }));
+        sendPage(ctx, endpointPage(session, { endpoint, keyName, recent, testResult, resendSince, held, filterTest, transformationTest, feed }));
       },
     },
     {
@@ -302,6 +343,7 @@ export function endpointPages({ secretBox, deliveryWorkflows, config, validator 
             apiKeyId: body.api_key_id,
             authentication: body.authentication,
             filter: body.filter,
+            transformation: body.transformation,
           });
           await redirectWithFlash(ctx, session, `/console/endpoints/${endpoint.id}`, 'The endpoint is saved.');
         }, await getEndpoint(ctx.state.em, session.user.companyId, ctx.params.id!)),

@@ -11,6 +11,7 @@ import { html, type SafeHtml } from '../html';
 import type { Session } from '../users/sessions';
 import { badge, errorSummary, field, postForm, secretValue, table, time } from './components';
 import { attemptsTable, DELIVERY_HEADINGS, type DeliveryView, deliveryRows } from './deliveries-parts';
+import { type TransformationForm, transformationFieldset, transformationSummary, transformationTestSection, type TransformationTestView } from './endpoint-transformation';
 import { layout } from './layout';
 
 type EndpointView = Pick<
@@ -33,6 +34,7 @@ type EndpointView = Pick<
   | 'clientCertificate'
   | 'clientKeySealed'
   | 'filter'
+  | 'transformation'
 > & { apiKey: string | null | { id: string } };
 
 const keyIdOf = (ref: EndpointView['apiKey']) => (ref === null ? null : typeof ref === 'string' ? ref : ref.id);
@@ -103,6 +105,7 @@ export interface EndpointForm {
   privateKeySaved: boolean;
   /** The content filter as JSON text; empty for none. */
   filter: string;
+  transformation: TransformationForm;
   error?: string | null;
   /** Problems by field: the REST body's top-level name, and its full path (authentication.headers[0].name). */
   errors?: Record<string, string>;
@@ -264,6 +267,7 @@ export function endpointFormPage(session: Session, mode: EndpointFormMode, form:
         error: errors.filter,
         maxLength: 20000,
       })}
+      ${transformationFieldset(form.transformation, errors, form.delivery !== 'feed' || mode.chooseDelivery === true)}
       ${form.delivery === 'feed' && !mode.chooseDelivery ? '' : authenticationFieldsets(form, errors)}
       <div class="actions"><button type="submit" class="button">${mode.submit}</button> <a href="/console/endpoints">Cancel</a></div>`,
       html`class="wide"`,
@@ -324,6 +328,8 @@ export interface EndpointPageData {
   held: number;
   /** What testing the filter on the company's latest event of a type said, when the page was asked to. */
   filterTest: FilterTestResult | null;
+  /** What trying the transformation on the company's latest event of a type made, when the page was asked to. */
+  transformationTest: TransformationTestView | null;
   /** A feed's position and lag; null for a webhook endpoint. */
   feed: FeedState | null;
 }
@@ -445,11 +451,13 @@ export function endpointPage(session: Session, data: EndpointPageData): string {
         <dt>Ordering</dt><dd>${endpoint.ordering === 'per_record' ? "per record: one record's deliveries at a time, in commit order" : 'none'}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
         <dt>Filter</dt><dd>${filterSummary(endpoint)}</dd>
+        <dt>Transformation</dt><dd>${transformationSummary(endpoint.transformation)}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         ${authenticationSummary(endpoint)}
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
       ${endpoint.filter ? filterTestSection(endpoint, data.filterTest) : ''}
+      ${endpoint.transformation ? transformationTestSection(endpoint, data.transformationTest) : ''}
       ${admin ? adminActions : ''}
       <h2>Recent deliveries</h2>
       ${table('Recent deliveries to this endpoint', DELIVERY_HEADINGS, deliveryRows(data.recent, new Map([[endpoint.id, endpointName(endpoint)]]), () => endpoint.id), 'Nothing delivered yet.')}
@@ -473,9 +481,11 @@ function feedPage(session: Session, data: EndpointPageData, feed: FeedState, adm
         <dt>Payload shape</dt><dd>${endpoint.payloadShape}</dd>
         <dt>Events</dt><dd class="scopes">${endpoint.eventTypes.join(', ')}</dd>
         <dt>Filter</dt><dd>${filterSummary(endpoint)}</dd>
+        <dt>Transformation</dt><dd>${transformationSummary(endpoint.transformation)}</dd>
         <dt>Not sent changes of key</dt><dd>${data.keyName ?? html`<span class="muted">none</span>`}</dd>
         <dt>Registered</dt><dd>${time(endpoint.createdAt)}</dd>
       </dl>
+      ${endpoint.transformation ? transformationTestSection(endpoint, data.transformationTest) : ''}
       ${
         admin
           ? html`<h2>Manage</h2>
