@@ -4,7 +4,7 @@
  * phase 11 alone, `-- --only temporal-postgres` for phase 6e alone, with the dev server's figures measured beside it and
  * phase 12 on its server, `-- --only delivery-cost` for phase 12 on the dev server alone, `-- --only isolation-within-company` for phase 13 alone,
  * `-- --only ordering` for phase 14 alone, `-- --only filters` for phase 15 alone, `-- --only event-feeds` for phase 16 alone,
- * `-- --only front-door-burst` for phase 17 beside phase 12, `-- --only chaos` for phase 18 alone):
+ * `-- --only front-door-burst` for phase 17 beside phase 12, `-- --only chaos` for phase 18 alone, `-- --only transformations` for phase 19 alone):
  * the service against the ceiling of the same work, measured in the same run and
  * on the same machine, with PASS or FAIL against each target of docs/benchmarks.md. Absolute figures on a
  * shared machine vary from run to run; the ratio to a ceiling measured beside them varies much less.
@@ -41,6 +41,7 @@ import { isolationPhase } from './isolation';
 import { companyIsolationPhase } from './isolation-within-company';
 import { orderingPhase } from './ordering';
 import { eventFeedPhase } from './event-feeds';
+import { transformationPhase, TYPICAL } from './transformations';
 import { ratioToBare, TRACING_APIS, type TracingApi, tracingPhase } from './tracing';
 import { type CpuShare, describeCpu, scaleOutPhase } from './scale-out';
 import { devServerCpu, devServerPids } from './proc';
@@ -66,7 +67,7 @@ const OLD_DELIVERIES = QUICK ? 50_000 : 1_000_000;
  * minutes before it.
  */
 const ONLY = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : null;
-const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds', 'front-door-burst', 'chaos'];
+const ONLY_PHASES = ['isolation', 'isolation-within-company', 'tracing', 'scale-out', 'temporal-postgres', 'delivery-cost', 'ordering', 'filters', 'event-feeds', 'front-door-burst', 'chaos', 'transformations'];
 /** Phases that run beside another one named by `--only`: phase 17's burst is read against phase 12's cost of the same build. */
 const ALSO_RUNS: Record<string, string[]> = { 'front-door-burst': ['delivery-cost'] };
 /** Whether a phase that `--only` can name runs: alone, beside the one named, or in the full run. */
@@ -107,6 +108,9 @@ const CHAOS_PAUSES = QUICK
       { worker: 1, at: 0.35, seconds: 15 },
     ];
 const CHAOS_KILL_AT = 0.7;
+/** Phase 19's backlog of events a round, its rounds of each variant; BENCH_TRANSFORMATION_EVENTS sizes it. */
+const TRANSFORMATION_EVENTS = Number(process.env.BENCH_TRANSFORMATION_EVENTS ?? (QUICK ? 200 : 2000));
+const TRANSFORMATION_ROUNDS = QUICK ? 1 : 2;
 /** Events phase 16 commits at once, each written to its 100 feeds; BENCH_FEED_EVENTS sizes it (the smoke test: a few). */
 const FEED_EVENTS = Number(process.env.BENCH_FEED_EVENTS ?? (QUICK ? 200 : 1000));
 /** Events committed a second in phase 11's delivery runs, for SECONDS: more than two workers take up here, so a backlog waits. */
@@ -193,6 +197,7 @@ async function main() {
     if (runs('ordering')) await ordering(servers, compiled, dir);
     if (runs('filters')) await filterCost(servers);
     if (runs('event-feeds')) await eventFeeds(servers, compiled, dir);
+    if (runs('transformations')) await transformations(servers, compiled, dir);
   } finally {
     await servers.stop();
     compiled.remove();
@@ -709,6 +714,32 @@ async function ordering(servers: Servers, compiled: CompiledProject, dir: string
     // At least once, as every delivery: a receiver de-duplicates on X-Webhook-ID (a copy sent again is counted, not failed).
     target: '≥ 0.9, in order, none lost',
     verdict: verdict(ratio >= 0.9 && result.outOfOrder === 0 && result.lost === 0),
+  });
+}
+
+/**
+ * Phase 19 (bench/transformations.ts, issue 63): deliveries a second to an endpoint with a typical transformation (20
+ * fields remapped, a header) against one with none, on a backlog; one compiled evaluation's median time.
+ */
+async function transformations(servers: Servers, compiled: CompiledProject, dir: string): Promise<void> {
+  const result = await transformationPhase(servers, compiled, dir, { events: TRANSFORMATION_EVENTS, rounds: TRANSFORMATION_ROUNDS, timeoutMs: 5 * 60_000, evaluations: 5000 });
+  const mean = (rates: number[]) => rates.reduce((sum, rate) => sum + rate, 0) / rates.length;
+  const ratio = mean(result.transformed) / mean(result.none);
+  record({
+    work: `19. Transformations: deliveries a second, a backlog of ${TRANSFORMATION_EVENTS.toLocaleString('en-US')} events, a typical transformation (20 fields, a header) | none`,
+    ceiling: result.none.map((rate) => `${fmt(rate)}/s`).join(', '),
+    service: `${result.transformed.map((rate) => `${fmt(rate)}/s`).join(', ')}; ${result.untransformed} not transformed, ${result.lost} lost`,
+    ratio: ratio.toFixed(2),
+    target: '≥ 0.9, every one transformed, none lost',
+    verdict: verdict(ratio >= 0.9 && result.untransformed === 0 && result.lost === 0),
+  });
+  record({
+    work: `19a. One evaluation of the compiled typical transformation (${Object.keys(TYPICAL.headers ?? {}).length} header, compiled once per endpoint version)`,
+    ceiling: '–',
+    service: `median ${fmt(result.medianMicros)} µs, p99 ${fmt(result.p99Micros)} µs`,
+    ratio: '–',
+    target: '',
+    verdict: '',
   });
 }
 

@@ -12,7 +12,7 @@ describe('benchmark', () => {
       cwd: PROJECT_ROOT,
       // Against this run's PostgreSQL (a database of its own); one-second load phases, isolation phases of 4
       // events (20 deliveries to dead endpoints) and 20 (100 to dead endpoints of the company's own), ordering rounds of
-      // 40 changes, 10 events to the feeds and a front-door burst of 100 requests. It takes about 5 minutes alone; beside the
+      // 40 changes, 10 events to the feeds, a front-door burst of 100 requests and transformation rounds of 40 events. It takes about 5 minutes alone; beside the
       // other suites on 2 cores, longer.
       env: {
         ...process.env,
@@ -25,6 +25,7 @@ describe('benchmark', () => {
         BENCH_FEED_EVENTS: '10',
         BENCH_BURST_REQUESTS: '100',
         BENCH_CHAOS_SECONDS: '6',
+        BENCH_TRANSFORMATION_EVENTS: '40',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -37,7 +38,7 @@ describe('benchmark', () => {
     const table = output.slice(output.indexOf('| Work | Ceiling | Service | Ratio | Target | |'));
     // Rows without a target (3, 5, the timeline 6f and tracing's yardsticks) have no verdict; every other row has one.
     const rowOf = (work: string) => table.split('\n').find((line) => line.startsWith(`| ${work}`));
-    for (const work of ['3. REST create', '5. Inbound project.created', '6f. One delivery at a time', '10a. Yardstick', '10b. Yardstick']) expect(rowOf(work)).toMatch(/\| {2}\|$/);
+    for (const work of ['3. REST create', '5. Inbound project.created', '6f. One delivery at a time', '10a. Yardstick', '10b. Yardstick', '19a. One evaluation']) expect(rowOf(work)).toMatch(/\| {2}\|$/);
     for (const work of [
       '`npm start` to healthy',
       '1. REST list',
@@ -72,6 +73,7 @@ describe('benchmark', () => {
       '17b. Front door burst',
       '17c. The front door alone',
       '18. Chaos',
+      '19. Transformations',
       '10a. Tracing off',
       '10a. Tracing on',
       '10b. Tracing off',
