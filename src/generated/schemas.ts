@@ -4685,7 +4685,7 @@ export interface WebhookDelivery {
       [k: string]: unknown;
     };
     /**
-     * The transformed headers sent besides the signature's and authentication's.
+     * The headers the transformation made, sent besides the signature's and the authentication's, which win over one of the same name.
      */
     headers: {
       [k: string]: string;

@@ -140,9 +140,20 @@ export function deliveryPage(session: Session, { delivery, endpoint, attempts }:
       ${canResend ? postForm(session, `/console/deliveries/${delivery.id}/resend`, html`<button type="submit" class="button">Resend</button> <span class="hint">One more attempt now, with the same X-Webhook-ID.</span>`) : ''}
       <h2>Attempts</h2>
       ${attemptsTable(attempts)}
-      <h2>Payload</h2>
+      ${transformedRequest(delivery)}
+      <h2>${delivery.transformedPayload === null ? 'Payload' : 'Event (before the transformation)'}</h2>
       <pre tabindex="0" aria-label="Payload"><code>${pretty(delivery.payload)}</code></pre>`,
   });
+}
+
+/** What the endpoint's transformation made of the event, which the attempts sent (docs/transformations.md); nothing without one. */
+function transformedRequest(delivery: Pick<WebhookDelivery, 'transformedPayload' | 'transformedHeaders' | 'transformedPath'>): SafeHtml | string {
+  if (delivery.transformedPayload === null) return '';
+  const headers = Object.entries(delivery.transformedHeaders ?? {}).map(([name, value]) => `${name}: ${value}`);
+  return html`<h2>Request sent (transformed)</h2>
+    ${delivery.transformedPath === null ? '' : html`<p>To the path <code>${delivery.transformedPath}</code> of the endpoint's URL.</p>`}
+    ${headers.length ? html`<pre tabindex="0" aria-label="Transformed headers"><code>${headers.join('\n')}</code></pre>` : ''}
+    <pre tabindex="0" aria-label="Request body"><code>${pretty(delivery.transformedPayload)}</code></pre>`;
 }
 
 export function alertsPage(session: Session, alerts: { alert: Row<WebhookAlert>; status: string; url: string }[]): string {

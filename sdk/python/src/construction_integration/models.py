@@ -2746,7 +2746,7 @@ class WebhookDeliveryRequest(BaseModel):
     """
     headers: dict[str, str]
     """
-    The transformed headers sent besides the signature's and authentication's.
+    The headers the transformation made, sent besides the signature's and the authentication's, which win over one of the same name.
     """
     path: str | None
     """

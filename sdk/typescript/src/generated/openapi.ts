@@ -5279,7 +5279,7 @@ export interface components {
             request: {
                 /** @description The JSON body sent. */
                 body: unknown;
-                /** @description The transformed headers sent besides the signature's and authentication's. */
+                /** @description The headers the transformation made, sent besides the signature's and the authentication's, which win over one of the same name. */
                 headers: {
                     [key: string]: string;
                 };
