@@ -1,4 +1,4 @@
-import { historyOf } from '../helpers/delivery-runs';
+import { historyOf, runsOf } from '../helpers/delivery-runs';
 import { startReceiver, type ReceivedRequest, type TestReceiver } from '../helpers/https-receiver';
 import { waitFor } from '../helpers/processes';
 import { createTenant, request, startStack, type Tenant, testConfig, type TestStack } from '../helpers/stack';
@@ -82,8 +82,12 @@ describe('transformations', () => {
       [tenant.companyId, deliveryId],
     );
     expect(operational!.data.last_error).toContain(reason);
-    const history = JSON.stringify(await historyOf(stack, deliveryId!));
-    expect(history).toContain('transformation failed');
+    // The Temporal UI: the failed run's attempt (its first task's local activity) and the run itself say why.
+    const failedRun = await waitFor(async () => (await runsOf(stack, deliveryId!)).find((run) => run.status === 'FAILED'), 30_000, 'the failed run');
+    const events = await historyOf(stack, deliveryId!, failedRun.runId);
+    const attemptFailure = events.map((event) => event.markerRecordedEventAttributes?.failure ?? event.activityTaskFailedEventAttributes?.failure).find(Boolean);
+    expect(attemptFailure?.message).toContain(reason);
+    expect(events.at(-1)?.workflowExecutionFailedEventAttributes?.failure?.message).toContain(reason);
 
     // Failed for good: no retry follows.
     await new Promise((resolve) => setTimeout(resolve, 1500));
