@@ -728,10 +728,10 @@ async function transformations(servers: Servers, compiled: CompiledProject, dir:
   record({
     work: `19. Transformations: deliveries a second, a backlog of ${TRANSFORMATION_EVENTS.toLocaleString('en-US')} events, a typical transformation (20 fields, a header) | none`,
     ceiling: result.none.map((rate) => `${fmt(rate)}/s`).join(', '),
-    service: `${result.transformed.map((rate) => `${fmt(rate)}/s`).join(', ')}; ${result.untransformed} not transformed, ${result.lost} lost`,
+    service: `${result.transformed.map((rate) => `${fmt(rate)}/s`).join(', ')}; ${result.untransformed} not transformed, ${result.failed} failed, ${result.lost} lost`,
     ratio: ratio.toFixed(2),
     target: '≥ 0.9, every one transformed, none lost',
-    verdict: verdict(ratio >= 0.9 && result.untransformed === 0 && result.lost === 0),
+    verdict: verdict(ratio >= 0.9 && result.untransformed === 0 && result.failed === 0 && result.lost === 0),
   });
   record({
     work: `19a. One evaluation of the compiled typical transformation (${Object.keys(TYPICAL.headers ?? {}).length} header, compiled once per endpoint version)`,

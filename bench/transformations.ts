@@ -28,8 +28,9 @@ export interface TransformationResult {
   /** Deliveries a second of each round. */
   none: number[];
   transformed: number[];
-  /** Deliveries of the transformed rounds whose body was not the transformation's (none expected), and deliveries lost. */
+  /** Deliveries of the transformed rounds whose body was not the transformation's, failed (its evaluation), lost: none expected. */
   untransformed: number;
+  failed: number;
   lost: number;
   /** One evaluation of the compiled transformation, median and 99th percentile, in microseconds. */
   medianMicros: number;
@@ -38,21 +39,41 @@ export interface TransformationResult {
 
 const EVENT_TYPE = 'customer.created';
 
-/** An ERP's customer import row: 20 fields, renamed, regrouped and a few computed, and a header. */
+/**
+ * An ERP's customer import row: 20 fields, renamed, regrouped and a few computed, and a header. Written, as a
+ * subscriber's must be, for the fields an event may lack (the seeded customers have no type, e-mail or address):
+ * `$uppercase(null)` would fail every delivery.
+ */
 export const TYPICAL: Transformation = {
   body: `{
-    "CustomerId": data.id, "CustomerName": data.name, "Category": $uppercase(data.type), "Email": data.email,
+    "CustomerId": data.id, "CustomerName": data.name, "Category": data.type ? $uppercase(data.type) : "UNSPECIFIED", "Email": data.email,
     "Phone": data.phone, "Street": data.billing_address.address_line_1, "Street2": data.billing_address.address_line_2,
     "City": data.billing_address.city, "Region": data.billing_address.province, "PostalCode": data.billing_address.postal_code,
     "Country": data.billing_address.country, "CreatedAt": data.created_at, "CreatedBy": data.created_by,
     "EventId": event_id, "EventType": event_type, "ChangeType": $substringAfter(event_type, "."), "OccurredAt": timestamp,
-    "CompanyId": company_id, "Source": "construction-integration", "DisplayName": data.name & " (" & data.type & ")"
+    "CompanyId": company_id, "Source": "construction-integration", "DisplayName": data.name & (data.type ? " (" & data.type & ")" : "")
   }`,
   headers: { 'X-Customer-Id': 'data.id' },
 };
 
-/** Commits `count` events at once and waits for their deliveries: the rate they arrived at, and their bodies. */
-async function round(db: Pool, companyId: string, data: Record<string, unknown>, receiver: TestReceiver, settings: TransformationSettings): Promise<{ rate: number; bodies: string[] }> {
+/** Deliveries of the endpoint failed for good (a transformation that fails fails its delivery at once). */
+async function failedCount(db: Pool, endpointId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where endpoint_id = $1 and status = 'failed'`, [endpointId]);
+  return rows[0]!.n;
+}
+
+/**
+ * Commits `count` events at once and waits for their deliveries, until each arrived or failed: the rate they arrived
+ * at, their bodies, and how many failed.
+ */
+async function round(
+  db: Pool,
+  company: { companyId: string; endpointId: string },
+  data: Record<string, unknown>,
+  receiver: TestReceiver,
+  settings: TransformationSettings,
+): Promise<{ rate: number; bodies: string[]; failed: number }> {
+  const { companyId, endpointId } = company;
   const committedAt = Date.now();
   await db.query(
     `insert into outbox_events (id, company_id, event_type, data, created_at, updated_at)
@@ -60,9 +81,13 @@ async function round(db: Pool, companyId: string, data: Record<string, unknown>,
     [companyId, EVENT_TYPE, JSON.stringify(data), settings.events],
   );
   const deadline = committedAt + settings.timeoutMs;
-  while (receiver.requests.length < settings.events && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  let failed = 0;
+  for (let tick = 1; receiver.requests.length + failed < settings.events && Date.now() < deadline; tick++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (tick % 10 === 0) failed = await failedCount(db, endpointId);
+  }
   const lastAt = Math.max(committedAt + 1, ...receiver.requests.map((r) => r.receivedAt));
-  return { rate: receiver.requests.length / ((lastAt - committedAt) / 1000), bodies: receiver.requests.map((r) => r.body) };
+  return { rate: receiver.requests.length / ((lastAt - committedAt) / 1000), bodies: receiver.requests.map((r) => r.body), failed: await failedCount(db, endpointId) };
 }
 
 /** One compiled evaluation's median and 99th percentile (µs), on a customer.created envelope made of `data`. */
@@ -92,16 +117,17 @@ export async function transformationPhase(servers: Servers, compiled: CompiledPr
     const company = await seedTenant(orm, parseEncryptionKey(stack.common.ENCRYPTION_KEY), 'Transformations', { keys: 1, projects: 0 });
     await stack.ready();
     const data = await eventTemplate(db, company.companyId);
-    const result: TransformationResult = { none: [], transformed: [], untransformed: 0, lost: 0, medianMicros: 0, p99Micros: 0 };
+    const result: TransformationResult = { none: [], transformed: [], untransformed: 0, failed: 0, lost: 0, medianMicros: 0, p99Micros: 0 };
     for (let turn = 0; turn < 2 * settings.rounds; turn++) {
       const transformed = turn % 2 === 1;
       const receiver = await startReceiver();
       receivers.push(receiver);
       const endpointId = await stack.register(company.keys[0]!.key, receiver.url, [EVENT_TYPE], { api_key_id: null, ...(transformed ? { transformation: TYPICAL } : {}) });
-      const { rate, bodies } = await round(db, company.companyId, data, receiver, settings);
+      const { rate, bodies, failed } = await round(db, { companyId: company.companyId, endpointId }, data, receiver, settings);
       (transformed ? result.transformed : result.none).push(rate);
-      console.log(`Transformation ${transformed ? 'typical' : 'none'}, round ${Math.floor(turn / 2) + 1}: ${bodies.length} deliveries of ${settings.events} events, ${rate.toFixed(1)}/s.`);
-      result.lost += Math.max(0, settings.events - bodies.length);
+      console.log(`Transformation ${transformed ? 'typical' : 'none'}, round ${Math.floor(turn / 2) + 1}: ${bodies.length} deliveries of ${settings.events} events (${failed} failed), ${rate.toFixed(1)}/s.`);
+      result.failed += failed;
+      result.lost += Math.max(0, settings.events - bodies.length - failed);
       if (transformed) result.untransformed += bodies.filter((body) => (JSON.parse(body) as { CustomerId?: string }).CustomerId !== data.id).length;
       await db.query(`update webhook_endpoints set status = 'disabled' where id = $1`, [endpointId]);
     }
