@@ -79,6 +79,7 @@ describe('webhook endpoint registration', () => {
       previous_secret_expires_at: null,
       authentication: { headers: [], oauth: null, client_certificate: null },
       filter: null,
+      transformation: null,
       api_key_id: tenant.apiKeyId,
       feed: null,
       created_at: expect.any(String),
