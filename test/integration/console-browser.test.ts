@@ -296,6 +296,44 @@ describeInBrowser('console in a browser', () => {
     expect(await page.locator('.summary').innerText()).toContain('none: every event chosen');
   });
 
+  it('registers an endpoint with a transformation; a bad expression is refused next to its field, and "try it" shows what would be sent', async () => {
+    await visit(page, '/console/endpoints/new');
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByLabel('delivery.failed').check();
+    await page.locator('#field-transformation_body').fill('{"alert": data.delivery_id,}');
+    await page.locator('#field-transformation_headers').fill('X-Webhook-Mine: "x"');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.locator('#field-transformation_body-error').innerText()).toContain('does not parse');
+    await page.locator('#field-transformation_body').fill('{"alert": data.delivery_id, "error": data.last_error}');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    expect(await page.locator('#field-transformation_headers-error').innerText()).toContain('is reserved');
+    expect(await accessibilityProblems(page)).toEqual([]);
+
+    await page.locator('#field-transformation_headers').fill('X-Alert-Kind: event_type');
+    await page.locator('#field-transformation_path').fill('"/alerts/" & data.delivery_id');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    await page.getByRole('link', { name: 'Go to the endpoint' }).click();
+    expect(await page.locator('.summary').innerText()).toContain('"/alerts/" & data.delivery_id');
+
+    // Tried on the company's latest delivery.failed (an earlier step's delivery failed).
+    await page.locator('#transformation-test-type').selectOption('delivery.failed');
+    await page.getByRole('button', { name: 'Try it' }).click();
+    const tried = await page.locator('#transformation-test').innerText();
+    expect(tried).toContain('would be sent to');
+    expect(tried).toContain('/alerts/');
+    expect(tried).toContain('X-Alert-Kind: delivery.failed');
+    expect(tried).toContain('"alert"');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await screenshot(page, 'endpoint-transformation');
+
+    // The edit form holds it as saved; its body emptied with the rest, the endpoint has none.
+    await page.getByRole('link', { name: 'Edit' }).click();
+    expect(await page.inputValue('#field-transformation_headers')).toBe('X-Alert-Kind: event_type');
+    for (const id of ['#field-transformation_body', '#field-transformation_headers', '#field-transformation_path']) await page.locator(id).fill('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    expect(await page.locator('.summary').innerText()).toContain("none: the event's envelope as it is");
+  });
+
   it("registers a feed, without a URL, and shows its position and its subscriber's lag", async () => {
     await visit(page, '/console/endpoints/new');
     await page.getByLabel('Feed: kept for its subscriber').check();

@@ -76,9 +76,15 @@ export function transformationFieldset(form: TransformationForm, errors: Record<
   </fieldset>`;
 }
 
-/** The endpoint's transformation as saved, or that it has none. */
+/** The endpoint's transformation as saved, its expressions as written, or that it has none. */
 export function transformationSummary(transformation: EndpointTransformation): SafeHtml {
-  return transformation ? html`<pre class="filter"><code>${JSON.stringify(transformation, null, 2)}</code></pre>` : html`<span class="muted">none: the event's envelope as it is</span>`;
+  if (!transformation) return html`<span class="muted">none: the event's envelope as it is</span>`;
+  const lines = [
+    `Body: ${transformation.body}`,
+    ...Object.entries(transformation.headers ?? {}).map(([name, expression]) => `Header ${name}: ${expression}`),
+    ...(transformation.path === undefined ? [] : [`Path: ${transformation.path}`]),
+  ];
+  return html`<pre class="filter"><code>${lines.join('\n')}</code></pre>`;
 }
 
 /** The transformation tried on the company's latest event of a type: what would be sent, or why it could not be tried. */
