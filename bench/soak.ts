@@ -115,7 +115,22 @@ async function startService(certFile: string, temporalAddress: string | null): P
   throw new Error('npm start did not answer /health within 180 s');
 }
 
-/** Each process under `roots` (and the roots), by pid, with a name: a node process by its script, else its command. */
+/**
+ * A PostgreSQL process by its part, from the title it sets (`postgres: autovacuum worker`, `postgres: <user> <db>
+ * 127.0.0.1(5432) idle`): the server and its background processes, the service's connections, and the workers that
+ * come and go (an autovacuum worker holds up to maintenance_work_mem while it vacuums a table, then exits), so a worker
+ * that happened to run at a window's peak is not read as the server's memory growing.
+ */
+function postgresRole(title: string): string {
+  if (/^postgres: (autovacuum worker|parallel worker)/.test(title)) return 'postgres workers';
+  if (/^postgres: \S+ \S+ (\[local\]|\S+\(\d+\))/.test(title)) return 'postgres connections';
+  return 'postgres';
+}
+
+/**
+ * Each process under `roots` (and the roots), by pid, with a name: a node process by its script, a PostgreSQL process
+ * by its part (postgresRole), else its command.
+ */
 function processesUnder(roots: number[]): Map<number, string> {
   const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
@@ -136,7 +151,7 @@ function processesUnder(roots: number[]): Map<number, string> {
       const script = isNode ? args.find((arg) => /\.(ts|js|mjs)$/.test(arg) && !arg.includes('node_modules')) : undefined;
       // tsx's launcher is a node process of its own that starts the service's with the same script.
       const launcher = isNode && /tsx\/dist\/cli\.m?js$/.test(args[1] ?? '');
-      name = launcher ? 'tsx' : script ? `node ${script.replace(`${PROJECT_ROOT}/`, '')}` : isNode ? 'node' : command;
+      name = launcher ? 'tsx' : script ? `node ${script.replace(`${PROJECT_ROOT}/`, '')}` : isNode ? 'node' : command === 'postgres' ? postgresRole(args[0] ?? '') : command;
     } catch {
       continue;
     }
@@ -162,7 +177,8 @@ function memoryByName(roots: number[]): Record<string, number> {
     if (pss === null || ['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
     const shared = pssShmemMb(pid) ?? 0;
     add(name, pss - shared);
-    if (shared >= 1) add(`${name} shared`, shared);
+    // One shared figure for all of PostgreSQL's processes: its shared buffers, whichever part touched them.
+    if (shared >= 1) add(`${name.startsWith('postgres') ? 'postgres' : name} shared`, shared);
   }
   return memory;
 }
