@@ -127,35 +127,44 @@ function postgresRole(title: string): string {
   return 'postgres';
 }
 
-/**
- * Each process under `roots` (and the roots), by pid, with a name: a node process by its script, a PostgreSQL process
- * by its part (postgresRole), else its command.
- */
-function processesUnder(roots: number[]): Map<number, string> {
+/** What a process is called in the table, and the name its shared memory is added up under. */
+interface ProcessName {
+  name: string;
+  /** PostgreSQL's parts share one figure: its shared buffers, whichever part touched them. */
+  sharedName: string;
+}
+
+/** A process's name: a node process by its script, a PostgreSQL process by its part (postgresRole), else its command. */
+function processNameOf(pid: number): ProcessName {
+  // PostgreSQL's backends rewrite their command line; their command name stays `postgres`.
+  const command = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  if (command === 'postgres') return { name: postgresRole(args[0] ?? ''), sharedName: 'postgres shared' };
+  const named = (name: string) => ({ name, sharedName: `${name} shared` });
+  // Node names its main thread MainThread: a node process is known by its executable.
+  if (path.basename(args[0] ?? '') !== 'node') return named(command);
+  // tsx's launcher is a node process of its own that starts the service's with the same script.
+  if (/tsx\/dist\/cli\.m?js$/.test(args[1] ?? '')) return named('tsx');
+  const script = args.find((arg) => /\.(ts|js|mjs)$/.test(arg) && !arg.includes('node_modules'));
+  return named(script ? `node ${script.replace(`${PROJECT_ROOT}/`, '')}` : 'node');
+}
+
+/** Each process under `roots` (and the roots), by pid, with its name (processNameOf). */
+function processesUnder(roots: number[]): Map<number, ProcessName> {
   const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (/^\d+$/.test(entry)) parents.set(Number(entry), procStat(Number(entry))?.ppid ?? 0);
   }
-  const found = new Map<number, string>();
+  const found = new Map<number, ProcessName>();
   const pending = [...roots];
   while (pending.length) {
     const pid = pending.pop()!;
     if (found.has(pid)) continue;
-    let name: string;
     try {
-      // PostgreSQL's backends rewrite their command line; their command name stays `postgres`.
-      const command = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      // Node names its main thread MainThread: a node process is known by its executable.
-      const isNode = path.basename(args[0] ?? '') === 'node';
-      const script = isNode ? args.find((arg) => /\.(ts|js|mjs)$/.test(arg) && !arg.includes('node_modules')) : undefined;
-      // tsx's launcher is a node process of its own that starts the service's with the same script.
-      const launcher = isNode && /tsx\/dist\/cli\.m?js$/.test(args[1] ?? '');
-      name = launcher ? 'tsx' : script ? `node ${script.replace(`${PROJECT_ROOT}/`, '')}` : isNode ? 'node' : command === 'postgres' ? postgresRole(args[0] ?? '') : command;
+      found.set(pid, processNameOf(pid));
     } catch {
       continue;
     }
-    found.set(pid, name);
     for (const [child, parent] of parents) if (parent === pid) pending.push(child);
   }
   return found;
@@ -171,14 +180,13 @@ function processesUnder(roots: number[]): Map<number, string> {
 function memoryByName(roots: number[]): Record<string, number> {
   const memory: Record<string, number> = {};
   const add = (name: string, mb: number) => (memory[name] = (memory[name] ?? 0) + mb);
-  for (const [pid, name] of processesUnder(roots)) {
+  for (const [pid, { name, sharedName }] of processesUnder(roots)) {
     const pss = pssMb(pid);
     // npm, the shell that starts the service and tsx's launcher are not the service.
     if (pss === null || ['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
     const shared = pssShmemMb(pid) ?? 0;
     add(name, pss - shared);
-    // One shared figure for all of PostgreSQL's processes: its shared buffers, whichever part touched them.
-    if (shared >= 1) add(`${name.startsWith('postgres') ? 'postgres' : name} shared`, shared);
+    if (shared >= 1) add(sharedName, shared);
   }
   return memory;
 }
