@@ -175,7 +175,8 @@ function processesUnder(roots: number[]): Map<number, ProcessName> {
  * shared buffers are then counted once; in RSS each backend would count every buffer it has touched, which grows for
  * hours without any more memory in use). Shared memory is a figure of its own (`postgres shared`): PostgreSQL's shared
  * buffers fill up to their configured size as the tables grow, which is a cache warming, not a leak, and would hide
- * whether the processes' own memory is flat.
+ * whether the processes' own memory is flat. The connections' sum follows how many the pools hold open at the moment
+ * (idle ones close, a busy minute opens more), so the largest connection's own memory says whether each one is flat.
  */
 function memoryByName(roots: number[]): Record<string, number> {
   const memory: Record<string, number> = {};
@@ -187,6 +188,7 @@ function memoryByName(roots: number[]): Record<string, number> {
     const shared = pssShmemMb(pid) ?? 0;
     add(name, pss - shared);
     if (shared >= 1) add(sharedName, shared);
+    if (name === 'postgres connections') memory['postgres largest connection'] = Math.max(memory['postgres largest connection'] ?? 0, pss - shared);
   }
   return memory;
 }
