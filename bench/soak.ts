@@ -132,6 +132,8 @@ interface ProcessName {
   name: string;
   /** PostgreSQL's parts share one figure: its shared buffers, whichever part touched them. */
   sharedName: string;
+  /** Where a name of many processes also shows its largest one's own memory (their sum follows how many are open). */
+  largestName?: string;
 }
 
 /** A process's name: a node process by its script, a PostgreSQL process by its part (postgresRole), else its command. */
@@ -139,7 +141,10 @@ function processNameOf(pid: number): ProcessName {
   // PostgreSQL's backends rewrite their command line; their command name stays `postgres`.
   const command = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  if (command === 'postgres') return { name: postgresRole(args[0] ?? ''), sharedName: 'postgres shared' };
+  if (command === 'postgres') {
+    const name = postgresRole(args[0] ?? '');
+    return { name, sharedName: 'postgres shared', ...(name === 'postgres connections' ? { largestName: 'postgres largest connection' } : {}) };
+  }
   const named = (name: string) => ({ name, sharedName: `${name} shared` });
   // Node names its main thread MainThread: a node process is known by its executable.
   if (path.basename(args[0] ?? '') !== 'node') return named(command);
@@ -181,14 +186,15 @@ function processesUnder(roots: number[]): Map<number, ProcessName> {
 function memoryByName(roots: number[]): Record<string, number> {
   const memory: Record<string, number> = {};
   const add = (name: string, mb: number) => (memory[name] = (memory[name] ?? 0) + mb);
-  for (const [pid, { name, sharedName }] of processesUnder(roots)) {
+  for (const [pid, { name, sharedName, largestName }] of processesUnder(roots)) {
     const pss = pssMb(pid);
     // npm, the shell that starts the service and tsx's launcher are not the service.
     if (pss === null || ['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
     const shared = pssShmemMb(pid) ?? 0;
-    add(name, pss - shared);
+    const own = pss - shared;
+    add(name, own);
     if (shared >= 1) add(sharedName, shared);
-    if (name === 'postgres connections') memory['postgres largest connection'] = Math.max(memory['postgres largest connection'] ?? 0, pss - shared);
+    if (largestName) memory[largestName] = Math.max(memory[largestName] ?? 0, own);
   }
   return memory;
 }
