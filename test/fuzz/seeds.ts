@@ -200,10 +200,12 @@ export async function seedRecords(stack: TestStack, tenant: Tenant, separate: Te
   add('/api/v1/payroll-runs/{id}', (await buyer.call('POST', 'payroll-runs', { period_start: '2026-03-01', period_end: '2026-03-31' })).id);
 
   // A webhook endpoint nothing listens at (its deliveries fail fast: what the delivery operations are about),
-  // its test delivery and a bulk recovery.
+  // its test delivery and a bulk recovery. The update has an endpoint of its own: a valid one may disable it, and a
+  // test send or a recovery is then rightly refused (409), which on the shared one made a run warn of valid cases refused.
   const endpoint = () => post('webhook-endpoints', { url: 'https://127.0.0.1:9/hook', event_types: ['*'] });
   const failing = await endpoint();
-  for (const path of ['', '/rotate-secret', '/close-circuit', '/test', '/attempts', '/recover']) add(`/api/v1/webhook-endpoints/{id}${path}`, failing);
+  for (const path of ['/rotate-secret', '/close-circuit', '/test', '/attempts', '/recover']) add(`/api/v1/webhook-endpoints/{id}${path}`, failing);
+  add('/api/v1/webhook-endpoints/{id}', await endpoint());
   const delivery = (await call('POST', `webhook-endpoints/${failing}/test`)).id as string;
   for (const path of ['', '/attempts', '/retry']) add(`/api/v1/webhook-deliveries/{id}${path}`, delivery);
   const recovery = (await call('POST', `webhook-endpoints/${failing}/recover`, { since: '2026-01-01T00:00:00Z' })).id as string;
