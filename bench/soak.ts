@@ -143,7 +143,7 @@ function processNameOf(pid: number): ProcessName {
   const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   if (command === 'postgres') {
     const name = postgresRole(args[0] ?? '');
-    return { name, sharedName: 'postgres shared', ...(name === 'postgres connections' ? { largestName: 'postgres largest connection' } : {}) };
+    return { name, sharedName: 'postgres shared', largestName: name === 'postgres connections' ? 'postgres largest connection' : undefined };
   }
   const named = (name: string) => ({ name, sharedName: `${name} shared` });
   // Node names its main thread MainThread: a node process is known by its executable.

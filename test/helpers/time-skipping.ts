@@ -4,6 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { waitFor } from './processes';
 import { provisionTemporalTestServer } from './temporal-test-server';
 
 /**
@@ -29,18 +30,19 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
 const TEST_SERVER_START_BUDGET_MS = 40_000;
 
 /** A time-skipping environment on a test server of its own, started again while a start times out and time is left. */
-async function startTestServer(executable: string): Promise<TestWorkflowEnvironment> {
-  const deadline = Date.now() + TEST_SERVER_START_BUDGET_MS;
-  let timedOut: unknown;
-  while (Date.now() < deadline) {
-    try {
-      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: executable } } });
-    } catch (error) {
-      if (!/did not start within/.test(String(error))) throw error;
-      timedOut = error;
-    }
-  }
-  throw timedOut;
+function startTestServer(executable: string): Promise<TestWorkflowEnvironment> {
+  return waitFor(
+    async () => {
+      try {
+        return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: executable } } });
+      } catch (error) {
+        if (!/did not start within/.test(String(error))) throw error;
+        return undefined;
+      }
+    },
+    TEST_SERVER_START_BUDGET_MS,
+    'the Temporal test server to start',
+  );
 }
 
 /**

@@ -3,15 +3,15 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths';
 
 /**
- * `npm run bench -- --quick` runs from start to end and prints its table. Its figures are not checked here: on
- * a shared machine running the suite they say nothing (docs/benchmarks.md records a real run).
- */
-/**
  * A fixed sequence of stacks started and stopped, so its time follows the machine's load: 361–548 s in CI on quiet and
  * busy hours, over 600 s beside two soaks. The bound only ends a hung run, well inside CI's own.
  */
 const HUNG_AFTER_MS = 1_200_000;
 
+/**
+ * `npm run bench -- --quick` runs from start to end and prints its table. Its figures are not checked here: on
+ * a shared machine running the suite they say nothing (docs/benchmarks.md records a real run).
+ */
 describe('benchmark', () => {
   it('runs in its quick form and prints a verdict for every target', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench/run.ts'), '--quick'], {
