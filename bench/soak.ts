@@ -270,8 +270,11 @@ async function main() {
     const started = Date.now();
     const windowCount = Math.ceil((MINUTES * 60_000) / WINDOW_MS);
     const peakMemory: Record<string, number>[] = Array.from({ length: windowCount }, () => ({}));
+    // The machine's 1-minute load average: says whether a window shared the machine with other work.
+    const peakLoad: number[] = new Array<number>(windowCount).fill(0);
     const sampleMemory = () => {
       const window = Math.min(windowCount - 1, Math.floor((Date.now() - started) / WINDOW_MS));
+      peakLoad[window] = Math.max(peakLoad[window]!, os.loadavg()[0]!);
       const memory = { ...memoryByName(pids), ...Object.fromEntries(Object.entries(memoryByName(temporalPids)).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
       for (const [name, mb] of Object.entries(memory)) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
     };
@@ -301,8 +304,8 @@ async function main() {
     clearInterval(memoryTimer);
     while (printed < windowCount) printWindow(printed++);
 
-    console.log('\n| Window | Committed | Delivered | Lost | Received twice | Commit → receipt | Memory peak (MB) |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('\n| Window | Committed | Delivered | Lost | Received twice | Commit → receipt | Slowest | Load average peak | Memory peak (MB) |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (let w = 0; w < windowCount; w++) console.log(row(w, true));
     const lost = [...sent.keys()].filter((record) => !received.has(record)).length;
     const twice = [...webhookIds.values()].filter((count) => count > 1).length;
@@ -316,13 +319,18 @@ async function main() {
       const records = [...sent].filter(([, s]) => s.window === w);
       const delivered = records.filter(([record]) => received.has(record));
       const latencies = delivered.map(([record, s]) => received.get(record)!.firstAt - s.committedAt);
+      // When the slowest delivery was committed, to find the stall behind a p99 in the service's and PostgreSQL's logs.
+      const slowest = delivered.reduce<{ ms: number; at: number } | null>((worst, [record, s]) => {
+        const ms = received.get(record)!.firstAt - s.committedAt;
+        return worst && worst.ms >= ms ? worst : { ms, at: s.committedAt };
+      }, null);
       const twiceHere = delivered.filter(([record]) => received.get(record)!.count > 1).length;
       const latency = latencies.length ? summary(latencies) : null;
       const memory = Object.entries(peakMemory[w] ?? {})
         .map(([name, mb]) => `${name} ${fmt(mb)}`)
         .join(', ');
       const from = (w * WINDOW_MS) / 60_000;
-      return `| ${from}–${from + WINDOW_MS / 60_000} min | ${records.length} | ${delivered.length} | ${final ? records.length - delivered.length : `${records.length - delivered.length} not yet`} | ${twiceHere} | ${latency ? `p50 ${fmt(latency.p50)} / p99 ${fmt(latency.p99)} ms` : '–'} | ${memory} |`;
+      return `| ${from}–${from + WINDOW_MS / 60_000} min | ${records.length} | ${delivered.length} | ${final ? records.length - delivered.length : `${records.length - delivered.length} not yet`} | ${twiceHere} | ${latency ? `p50 ${fmt(latency.p50)} / p99 ${fmt(latency.p99)} ms` : '–'} | ${slowest ? `${fmt(slowest.ms)} ms, committed ${new Date(slowest.at).toISOString().slice(11, 19)} UTC` : '–'} | ${peakLoad[w]!.toFixed(1)} | ${memory} |`;
     }
     function printWindow(w: number) {
       console.log(row(w, false));
