@@ -119,7 +119,20 @@ interface Exchange extends Outcome {
   durationMs: number;
   body: Buffer | null;
   retryAfterMs: number | null;
+  /** Failed on a kept-alive connection the server had closed, before any answer (STALE_CONNECTION_RETRIES). */
+  staleConnection?: boolean;
 }
+
+/**
+ * A kept-alive connection the receiver closes while idle (Node's servers after 5 s, as the agent's own timeout ends)
+ * can be picked for the next POST as the close arrives: the POST fails at once with a reset and no answer. Node's
+ * documentation (`request.reusedSocket`) has the request made again; it goes on another connection within the
+ * attempt's deadline, instead of waiting for the next attempt (60 s later). A receiver that did read it before the
+ * reset gets it twice with one X-Webhook-ID, as it would from that next attempt. A few times at most: each retry
+ * takes the next kept-alive connection, which may be closed too.
+ */
+const STALE_CONNECTION_RETRIES = 3;
+const isReset = (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET' || error.code === 'EPIPE';
 
 interface Post {
   target: URL;
@@ -127,6 +140,8 @@ interface Post {
   headers: Record<string, string>;
   agent: https.Agent;
   timeoutMs: number;
+  /** When the attempt began (performance.now()): a POST made again has what is left of timeoutMs. */
+  startedAt: number;
   /** Reading stops here: a huge or endless body is never buffered. */
   maxResponseBytes: number;
   onProgress?: () => void;
@@ -195,7 +210,7 @@ function post(request: Post, connectTimeoutMs: number, userAgent: string): Promi
     timers.deadline = setTimeout(() => {
       settle(exchange({ error: `timed out after ${request.timeoutMs} ms`, failureKind: 'timeout' }, statusCode));
       outgoing.destroy();
-    }, request.timeoutMs);
+    }, Math.max(0, request.startedAt + request.timeoutMs - performance.now()));
     // Connecting has a shorter deadline of its own: a host that never completes the TCP or TLS handshake frees the
     // worker's activity slot after it, not after the whole attempt's. A kept-alive socket is connected already.
     outgoing.once('socket', (socket) => {
@@ -208,7 +223,7 @@ function post(request: Post, connectTimeoutMs: number, userAgent: string): Promi
       socket.once('secureConnect', () => clearTimeout(timers.connect));
     });
     if (request.onProgress) timers.progress = setInterval(request.onProgress, PROGRESS_INTERVAL_MS);
-    outgoing.on('error', (error) => settle(exchange(errorOutcome(error))));
+    outgoing.on('error', (error) => settle({ ...exchange(errorOutcome(error)), staleConnection: outgoing.reusedSocket && statusCode === null && isReset(error) }));
     outgoing.end(request.body);
   });
 }
@@ -288,8 +303,13 @@ class HttpsWebhookSender implements WebhookSender {
     this.clientAgents.clear();
   }
 
-  private post(request: Post): Promise<Exchange> {
-    return post(request, this.options.connectTimeoutMs, this.userAgent);
+  /** One POST, made again on another connection when a kept-alive one was found closed (STALE_CONNECTION_RETRIES). */
+  private async post(request: Omit<Post, 'startedAt'>): Promise<Exchange> {
+    const startedAt = performance.now();
+    for (let retry = 0; ; retry++) {
+      const { staleConnection, ...answer } = await post({ ...request, startedAt }, this.options.connectTimeoutMs, this.userAgent);
+      if (!staleConnection || retry === STALE_CONNECTION_RETRIES) return { ...answer, durationMs: Math.round(performance.now() - startedAt) };
+    }
   }
 
   /** The agent of a mutual-TLS endpoint's certificate, made again when the certificate's version changed. */
