@@ -124,12 +124,12 @@ interface Exchange extends Outcome {
 }
 
 /**
- * A kept-alive connection the receiver closes while idle (Node's servers after 5 s, as the agent's own timeout ends)
- * can be picked for the next POST as the close arrives: the POST fails at once with a reset and no answer. Node's
- * documentation (`request.reusedSocket`) has the request made again; it goes on another connection within the
- * attempt's deadline, instead of waiting for the next attempt (60 s later). A receiver that did read it before the
- * reset gets it twice with one X-Webhook-ID, as it would from that next attempt. A few times at most: each retry
- * takes the next kept-alive connection, which may be closed too.
+ * The agents keep an idle connection until the receiver closes it (Node's servers after 5 s), so it can be picked for
+ * the next POST as the close arrives: the POST fails at once with a reset and no answer. Node's documentation
+ * (`request.reusedSocket`) has the request made again; it goes on another connection within the attempt's deadline,
+ * instead of waiting for the next attempt (60 s later). A receiver that did read it before the reset gets it twice with
+ * one X-Webhook-ID, as it would from that next attempt. A few times at most: each retry takes the next kept-alive
+ * connection, which may be closed too.
  */
 const STALE_CONNECTION_RETRIES = 3;
 const isReset = (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET' || error.code === 'EPIPE';
