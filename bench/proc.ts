@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 
 /** What /proc (Linux) tells of the benchmark's processes: their memory and CPU time. */
 
@@ -20,15 +21,23 @@ export const rssMb = (pid: number): number | null => procKbFieldMb(pid, 'status'
 /**
  * Proportional set size of a process in MB (/proc/<pid>/smaps_rollup, Linux): its own pages, and each page it shares
  * divided among the processes sharing it, so that a group's added up counts shared memory once (PostgreSQL's shared
- * buffers, which every backend maps).
+ * buffers, which every backend maps); and the part of it in shared memory (Pss_Shmem): for PostgreSQL, its shared
+ * buffers, a cache of a configured size (shared_buffers) that fills as the tables are read and then stays full. Null
+ * once the process has exited.
+ *
+ * Read once and asynchronously: the kernel walks the process's page tables for it, 5–17 ms for a PostgreSQL backend
+ * that mapped the shared buffers or a Temporal server, so a machine's worth of them read at once takes a few hundred ms.
  */
-export const pssMb = (pid: number): number | null => procKbFieldMb(pid, 'smaps_rollup', 'Pss');
-
-/**
- * The part of pssMb in shared memory (Pss_Shmem): for PostgreSQL, its shared buffers, a cache of a configured size
- * (shared_buffers) that fills as the tables are read and then stays full.
- */
-export const pssShmemMb = (pid: number): number | null => procKbFieldMb(pid, 'smaps_rollup', 'Pss_Shmem');
+export async function proportionalMemoryMb(pid: number): Promise<{ pss: number; shmem: number } | null> {
+  try {
+    const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
+    const pss = field('Pss');
+    return Number.isNaN(pss) ? null : { pss, shmem: field('Pss_Shmem') || 0 };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * A process's parent, its process group and its utime + stime from /proc (Linux), in seconds (clock ticks of 1/100 s);

@@ -16,7 +16,7 @@ import { LOCAL_DATA_DIR, LOCAL_DATABASE, localEncryptionKey } from '../src/local
 import { PROJECT_ROOT } from '../src/paths';
 import { testCertificate } from '../test/helpers/https-receiver';
 import { summary } from './http-load';
-import { procStat, pssMb, pssShmemMb } from './proc';
+import { procStat, proportionalMemoryMb } from './proc';
 import { offerSignedEmployee, subscribeToEmployeeCreated } from './signed-inbound';
 import { installTemporalServer, type PostgresTemporal, startPostgresTemporal, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
@@ -51,6 +51,7 @@ const MINUTES = positive('minutes', options.minutes);
 const RATE = positive('rate', options.rate);
 const WINDOW_MS = positive('window', options.window) * 60_000;
 const DRAIN_MS = positive('drain', options.drain) * 1000;
+const MEMORY_SAMPLE_MS = 5_000;
 
 function positive(name: string, value: string): number {
   const n = Number(value);
@@ -183,14 +184,15 @@ function processesUnder(roots: number[]): Map<number, ProcessName> {
  * whether the processes' own memory is flat. The connections' sum follows how many the pools hold open at the moment
  * (idle ones close, a busy minute opens more), so the largest connection's own memory says whether each one is flat.
  */
-function memoryByName(roots: number[]): Record<string, number> {
+async function memoryByName(roots: number[]): Promise<Record<string, number>> {
   const memory: Record<string, number> = {};
   const add = (name: string, mb: number) => (memory[name] = (memory[name] ?? 0) + mb);
   for (const [pid, { name, sharedName, largestName }] of processesUnder(roots)) {
-    const pss = pssMb(pid);
     // npm, the shell that starts the service and tsx's launcher are not the service.
-    if (pss === null || ['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
-    const shared = pssShmemMb(pid) ?? 0;
+    if (['npm', 'npm start', 'sh', 'node', 'tsx'].includes(name)) continue;
+    const proportional = await proportionalMemoryMb(pid);
+    if (proportional === null) continue;
+    const { pss, shmem: shared } = proportional;
     const own = pss - shared;
     add(name, own);
     if (shared >= 1) add(sharedName, shared);
@@ -272,13 +274,19 @@ async function main() {
     const peakMemory: Record<string, number>[] = Array.from({ length: windowCount }, () => ({}));
     // The machine's 1-minute load average: says whether a window shared the machine with other work.
     const peakLoad: number[] = new Array<number>(windowCount).fill(0);
-    const sampleMemory = () => {
+    const sampleMemory = async () => {
       const window = Math.min(windowCount - 1, Math.floor((Date.now() - started) / WINDOW_MS));
       peakLoad[window] = Math.max(peakLoad[window]!, os.loadavg()[0]!);
-      const memory = { ...memoryByName(pids), ...Object.fromEntries(Object.entries(memoryByName(temporalPids)).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
+      const temporalMemory = await memoryByName(temporalPids);
+      const memory = { ...(await memoryByName(pids)), ...Object.fromEntries(Object.entries(temporalMemory).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
       for (const [name, mb] of Object.entries(memory)) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
     };
-    const memoryTimer = setInterval(sampleMemory, 1000);
+    // Not every second: reading a machine's worth of smaps_rollup costs a few hundred ms of the kernel's time
+    // (proportionalMemoryMb), which the service would then share its 2 cores with. One sample at a time.
+    const sampler: { running: Promise<void> | null } = { running: null };
+    const memoryTimer = setInterval(() => {
+      sampler.running ??= sampleMemory().finally(() => (sampler.running = null));
+    }, MEMORY_SAMPLE_MS);
     const inFlight = new Set<Promise<void>>();
     const tag = `soak-${started}`;
     let printed = 0;
@@ -302,6 +310,7 @@ async function main() {
     const drainDeadline = Date.now() + DRAIN_MS;
     while (Date.now() < drainDeadline && [...sent.keys()].some((record) => !received.has(record))) await delay(500);
     clearInterval(memoryTimer);
+    await sampler.running;
     while (printed < windowCount) printWindow(printed++);
 
     console.log('\n| Window | Committed | Delivered | Lost | Received twice | Commit → receipt | Slowest | Load average peak | Memory peak (MB) |');
