@@ -3,13 +3,16 @@ import { readFile } from 'node:fs/promises';
 
 /** What /proc (Linux) tells of the benchmark's processes: their memory and CPU time. */
 
+/** The `<field>: <kB> kB` line of a /proc file's text, in MB; null when it has none. */
+function kbFieldMb(text: string, field: string): number | null {
+  const line = text.split('\n').find((l) => l.startsWith(`${field}:`));
+  return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
+}
+
 /** A `<field>: <kB> kB` line of a /proc file of a process, in MB; null once it has exited or when it is not ours to read. */
 function procKbFieldMb(pid: number, file: string, field: string): number | null {
   try {
-    const line = readFileSync(`/proc/${pid}/${file}`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(`${field}:`));
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : null;
+    return kbFieldMb(readFileSync(`/proc/${pid}/${file}`, 'utf8'), field);
   } catch {
     return null;
   }
@@ -31,9 +34,8 @@ export const rssMb = (pid: number): number | null => procKbFieldMb(pid, 'status'
 export async function proportionalMemoryMb(pid: number): Promise<{ pss: number; shmem: number } | null> {
   try {
     const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
-    const pss = field('Pss');
-    return Number.isNaN(pss) ? null : { pss, shmem: field('Pss_Shmem') || 0 };
+    const pss = kbFieldMb(text, 'Pss');
+    return pss === null ? null : { pss, shmem: kbFieldMb(text, 'Pss_Shmem') ?? 0 };
   } catch {
     return null;
   }

@@ -327,12 +327,10 @@ async function main() {
     function row(w: number, final: boolean): string {
       const records = [...sent].filter(([, s]) => s.window === w);
       const delivered = records.filter(([record]) => received.has(record));
-      const latencies = delivered.map(([record, s]) => received.get(record)!.firstAt - s.committedAt);
+      const timed = delivered.map(([record, s]) => ({ ms: received.get(record)!.firstAt - s.committedAt, at: s.committedAt }));
+      const latencies = timed.map((t) => t.ms);
       // When the slowest delivery was committed, to find the stall behind a p99 in the service's and PostgreSQL's logs.
-      const slowest = delivered.reduce<{ ms: number; at: number } | null>((worst, [record, s]) => {
-        const ms = received.get(record)!.firstAt - s.committedAt;
-        return worst && worst.ms >= ms ? worst : { ms, at: s.committedAt };
-      }, null);
+      const slowest = timed.reduce<{ ms: number; at: number } | null>((worst, t) => (worst && worst.ms >= t.ms ? worst : t), null);
       const twiceHere = delivered.filter(([record]) => received.get(record)!.count > 1).length;
       const latency = latencies.length ? summary(latencies) : null;
       const memory = Object.entries(peakMemory[w] ?? {})

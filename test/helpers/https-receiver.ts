@@ -15,6 +15,8 @@ export interface ReceivedRequest {
   receivedAt: number;
   /** When the reply was written; absent while it is pending or hangs. */
   answeredAt?: number;
+  /** Which connection it came on: 1 for the first the receiver accepted, and so on. */
+  connection: number;
 }
 
 export interface ReceiverReply {
@@ -22,6 +24,8 @@ export interface ReceiverReply {
   body?: string;
   delayMs?: number;
   hang?: boolean;
+  /** Closes the connection instead of answering, as a server closing an idle kept-alive connection does. */
+  reset?: boolean;
   headers?: Record<string, string>;
 }
 
@@ -49,23 +53,28 @@ export async function startReceiver(options: { port?: number; clientCa?: string 
   const pendingReplies = new Set<NodeJS.Timeout>();
   const onRequest = new Set<() => void>();
   let decideReply: (request: ReceivedRequest, index: number) => ReceiverReply = defaultReply;
+  const connections = new WeakMap<object, number>();
+  let connectionCount = 0;
 
   const mutualTls = options.clientCa ? { ca: options.clientCa, requestCert: true, rejectUnauthorized: true } : {};
   const server = https.createServer({ key, cert, ...mutualTls }, (incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
+      if (!connections.has(incoming.socket)) connections.set(incoming.socket, ++connectionCount);
       const received: ReceivedRequest = {
         method: incoming.method!,
         path: incoming.url!,
         headers: incoming.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
+        connection: connections.get(incoming.socket)!,
       };
       const index = requests.push(received) - 1;
       for (const notify of onRequest) notify();
       const reply = decideReply(received, index);
       if (reply.hang) return;
+      if (reply.reset) return void incoming.socket.destroy();
       const answer = () => {
         pendingReplies.delete(timer);
         received.answeredAt = Date.now();

@@ -1,5 +1,4 @@
-import { createServer as createHttpsServer } from 'node:https';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { startReceiver, testCertificate, testClientCertificates, type TestReceiver } from '../helpers/https-receiver';
 import { createWebhookSender, type WebhookSender } from '../../src/delivery/attempts/webhook-sender';
 
@@ -203,59 +202,32 @@ describe('webhook sender', () => {
   });
 
   describe('a kept-alive connection the receiver closed', () => {
-    /** A receiver that answers 200, or resets the connection instead when `resets` says so for a request. */
-    async function resettingReceiver(resets: (connectionUsedBefore: boolean) => boolean) {
-      const served = new WeakSet<Socket>();
-      const seen = { requests: 0, connections: new Set<Socket>() };
-      const { key, cert } = testCertificate();
-      const server = createHttpsServer({ key, cert }, (request, response) => {
-        seen.requests += 1;
-        seen.connections.add(request.socket);
-        request.resume();
-        request.on('end', () => {
-          if (resets(served.has(request.socket))) return void request.socket.destroy();
-          served.add(request.socket);
-          response.writeHead(200).end('{}');
-        });
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const close = () => {
-        server.closeAllConnections();
-        return new Promise((resolve) => server.close(resolve));
-      };
-      return { url: `https://localhost:${(server.address() as AddressInfo).port}/hook`, seen, close };
-    }
+    /** Its requests' connections, and whether each came on a connection that had carried one before. */
+    const connectionsSeen = () => new Set(receiver.requests.map((request) => request.connection)).size;
+    const usedBefore = (request: { connection: number }, index: number) => receiver.requests.slice(0, index).some((earlier) => earlier.connection === request.connection);
 
     it('sends again on another connection at once, within the attempt', async () => {
-      const closing = await resettingReceiver((usedBefore) => usedBefore);
-      try {
-        expect(await send(closing.url)).toMatchObject({ statusCode: 200 });
-        // The kept-alive connection is reset: the same POST goes again on a new one.
-        expect(await send(closing.url)).toMatchObject({ statusCode: 200, error: null, failureKind: null });
-        expect(closing.seen.requests).toBe(3);
-        expect(closing.seen.connections.size).toBe(2);
-      } finally {
-        await closing.close();
-      }
+      receiver.respondWith((request, index) => ({ status: 200, body: '{}', reset: usedBefore(request, index) }));
+      expect(await send()).toMatchObject({ statusCode: 200 });
+      // The kept-alive connection is reset: the same POST goes again on a new one.
+      expect(await send()).toMatchObject({ statusCode: 200, error: null, failureKind: null });
+      expect(receiver.requests).toHaveLength(3);
+      expect(connectionsSeen()).toBe(2);
     });
 
     it('does not send again when a new connection is reset, and stops after a few closed kept-alive ones', async () => {
       let resetEverything = false;
-      const closing = await resettingReceiver(() => resetEverything);
-      try {
-        // Five connections kept alive, then each request reset.
-        expect(await Promise.all(Array.from({ length: 5 }, () => send(closing.url)))).toMatchObject(Array(5).fill({ statusCode: 200 }));
-        expect(closing.seen.connections.size).toBe(5);
-        resetEverything = true;
-        expect(await send(closing.url)).toMatchObject({ statusCode: null, failureKind: 'connection', error: 'socket hang up' });
-        expect(closing.seen.requests).toBe(5 + 4);
-        // A sender with no kept-alive connection: its first request's reset is final.
-        useSender({ allowLoopback: true, timeoutMs: 5_000, connectTimeoutMs: 5_000, ca: testCertificate().cert });
-        expect(await send(closing.url)).toMatchObject({ statusCode: null, failureKind: 'connection', error: 'socket hang up' });
-        expect(closing.seen.requests).toBe(5 + 4 + 1);
-      } finally {
-        await closing.close();
-      }
+      receiver.respondWith(() => ({ status: 200, body: '{}', reset: resetEverything }));
+      // Five connections kept alive, then each request reset.
+      expect(await Promise.all(Array.from({ length: 5 }, () => send()))).toMatchObject(Array(5).fill({ statusCode: 200 }));
+      expect(connectionsSeen()).toBe(5);
+      resetEverything = true;
+      expect(await send()).toMatchObject({ statusCode: null, failureKind: 'connection', error: 'socket hang up' });
+      expect(receiver.requests).toHaveLength(5 + 4);
+      // A sender with no kept-alive connection: its first request's reset is final.
+      useSender({ allowLoopback: true, timeoutMs: 5_000, connectTimeoutMs: 5_000, ca: testCertificate().cert });
+      expect(await send()).toMatchObject({ statusCode: null, failureKind: 'connection', error: 'socket hang up' });
+      expect(receiver.requests).toHaveLength(5 + 4 + 1);
     });
   });
 });

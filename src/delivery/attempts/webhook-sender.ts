@@ -189,7 +189,7 @@ function readBody(response: IncomingMessage, maxBytes: number, done: (body: Buff
  * deadline, or the connect deadline of a new connection.
  */
 function post(request: Post, connectTimeoutMs: number, userAgent: string): Promise<Exchange> {
-  const exchange = exchangeSince(performance.now());
+  const exchange = exchangeSince(request.startedAt);
   return new Promise<Exchange>((resolve) => {
     let settled = false;
     let statusCode: number | null = null;
@@ -308,7 +308,7 @@ class HttpsWebhookSender implements WebhookSender {
     const startedAt = performance.now();
     for (let retry = 0; ; retry++) {
       const { staleConnection, ...answer } = await post({ ...request, startedAt }, this.options.connectTimeoutMs, this.userAgent);
-      if (!staleConnection || retry === STALE_CONNECTION_RETRIES) return { ...answer, durationMs: Math.round(performance.now() - startedAt) };
+      if (!staleConnection || retry === STALE_CONNECTION_RETRIES) return answer;
     }
   }
 
