@@ -277,12 +277,14 @@ async function main() {
     const sampleMemory = async () => {
       const window = Math.min(windowCount - 1, Math.floor((Date.now() - started) / WINDOW_MS));
       peakLoad[window] = Math.max(peakLoad[window]!, os.loadavg()[0]!);
+      const serviceMemory = await memoryByName(pids);
       const temporalMemory = await memoryByName(temporalPids);
-      const memory = { ...(await memoryByName(pids)), ...Object.fromEntries(Object.entries(temporalMemory).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
+      const memory = { ...serviceMemory, ...Object.fromEntries(Object.entries(temporalMemory).map(([name, mb]) => [`Temporal's ${name}`, mb])) };
       for (const [name, mb] of Object.entries(memory)) peakMemory[window]![name] = Math.max(peakMemory[window]![name] ?? 0, mb);
     };
     // Not every second: reading a machine's worth of smaps_rollup costs a few hundred ms of the kernel's time
     // (proportionalMemoryMb), which the service would then share its 2 cores with. One sample at a time.
+    // A holder, not a `let`: TypeScript would read a `let` set only in callbacks as null where it is awaited.
     const sampler: { running: Promise<void> | null } = { running: null };
     const memoryTimer = setInterval(() => {
       sampler.running ??= sampleMemory().finally(() => (sampler.running = null));
