@@ -223,9 +223,10 @@ describe('event feeds', () => {
   });
 
   // Last: it stops the dispatchers.
-  it('holds an event back behind an earlier one another dispatcher is claiming, before its claim commits', async () => {
-    // A fresh-clone CI read a feed with ACK-3 before ACK-2: the two dispatchers' claims side by side, the later event's
-    // feed written while the earlier one's claim (its rows locked, its claimed_until not committed yet) was under way.
+  it('holds an event back behind an earlier one of its company not in the feed yet: being claimed, or let go unclaimed', async () => {
+    // Fresh-clone CIs read feeds with ACK-3 before ACK-2 (the earlier event's claim under way: its rows locked, its
+    // claimed_until not committed yet) and with W1-02 before W1-01 (the earlier event let go, held back behind W1-00,
+    // unclaimed as the later one's feed was written).
     const feed = await newFeed();
     for (const empNumber of ['CLAIMING-1', 'CLAIMING-2']) await seedEmployee(stack, tenant, { empNumber });
     await waitFor(async () => (await read(feed.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
@@ -241,13 +242,17 @@ describe('event feeds', () => {
     // Both undispatched again; the earlier one's row locked as a claim in progress locks it, nothing committed.
     await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
     const claiming = await holdRowLocks(stack.config.databaseUrl, 'select 1 from outbox_events where id = $1 for update', [events[0]!.id]);
+    const row = { id: deliveryIdFor(events[1]!.id, later.id), company_id: tenant.companyId, endpoint_id: later.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
+    const appendLater = async () =>
+      (await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${events[1]!.id}}`]))[0]!.held;
     try {
-      const row = { id: deliveryIdFor(events[1]!.id, later.id), company_id: tenant.companyId, endpoint_id: later.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
-      const [{ held }] = await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${events[1]!.id}}`]);
-      expect(held).toEqual([events[1]!.id]);
+      expect(await appendLater()).toEqual([events[1]!.id]);
+      // The claim given up: the earlier event unclaimed and unlocked, as one let go is, and still ahead.
+      await claiming.release();
+      expect(await appendLater()).toEqual([events[1]!.id]);
       expect((await call('GET', `/webhook-endpoints/${later.id}`)).body.feed.unacknowledged_events).toBe(0);
     } finally {
-      await claiming.release();
+      // Closing the holder's connection ends its transaction, if the test failed before releasing it.
       await claiming.end();
       await stack.em().execute(`update outbox_events set dispatched_at = now(), claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
     }

@@ -1,6 +1,7 @@
 -- Appends claimed events to their feeds (src/delivery/outbox/feeds.ts, APPEND_FEED_EVENTS): each feed's rows
 -- numbered in commit order under the feed's lock, rows written before skipped; returns the events held back behind an
--- earlier event of their company that another dispatcher holds, or is claiming.
+-- earlier event of their company that is not in the feed yet and not in this claim (docs/decisions.md, "Order across
+-- dispatchers").
 create or replace function append_feed_events(p_rows json, p_claimed uuid[])
   returns uuid[]
   language plpgsql
@@ -9,24 +10,10 @@ declare
   v_held uuid[];
   v_told int;
   v_written_at timestamptz;
-  v_being_claimed uuid[];
-  v_unlocked uuid[];
 begin
   perform 1 from webhook_endpoints e
     where e.id in (select distinct (r ->> 'endpoint_id')::uuid from json_array_elements(p_rows) r)
     order by e.id for update;
-  -- Earlier fresh events that look unclaimed may be another dispatcher's claim at this moment: not committed yet, it
-  -- does not show in claimed_until, but it holds their rows (for update), which a lock that skips them tells. (A
-  -- waiting event was written to the feeds at its first claim.)
-  select coalesce(array_agg(o.id), '{}') into v_being_claimed
-    from outbox_events o
-   where o.company_id in (select distinct (r ->> 'company_id')::uuid from json_array_elements(p_rows) r)
-     and o.dispatched_at is null and o.waits_for is null and (o.claimed_until is null or o.claimed_until <= now())
-     and o.id <> all(p_claimed)
-     and o.created_at <= (select max(c.created_at) from outbox_events c where c.id = any(p_claimed));
-  select coalesce(array_agg(u.id), '{}') into v_unlocked
-    from (select o.id from outbox_events o where o.id = any(v_being_claimed) for key share skip locked) u;
-  v_being_claimed := array(select unnest(v_being_claimed) except select unnest(v_unlocked));
   -- Taken once the feeds are locked: a feed's entries are written at times that follow their positions.
   v_written_at := clock_timestamp();
   with rows as (
@@ -38,11 +25,13 @@ begin
   ), companies as (
     select company_id, max(event_created_at) as until from rows group by company_id
   ), elsewhere as (
-    -- Earlier events another dispatcher holds: from each company's oldest undispatched event up to its latest one
-    -- here, along the outbox's index of undispatched events.
+    -- Earlier events not in this claim: another dispatcher's, or a fresh one unclaimed (let go, its claim run out, or
+    -- being claimed at this moment, which claimed_until does not show before that claim commits). A waiting event was
+    -- written to the feeds at its first claim. From each company's oldest undispatched event up to its latest one here,
+    -- along the outbox's index of undispatched events.
     select o.company_id, o.id, o.created_at from companies c
       join outbox_events o on o.company_id = c.company_id and o.dispatched_at is null and o.created_at <= c.until
-     where (o.claimed_until > now() or o.id = any(v_being_claimed)) and o.id <> all(p_claimed)
+     where (o.claimed_until > now() or o.waits_for is null) and o.id <> all(p_claimed)
   ), held as (
     select r.id, r.event_id from rows r
      where exists (
