@@ -38,6 +38,18 @@ describe('event feeds', () => {
   };
   const read = (feedId: string, query: string) => call('GET', `/webhook-endpoints/${feedId}/feed${query}`);
   const empNumbers = (page: { data: { body: { data: { emp_number: string } } }[] }) => page.data.map((event) => event.body.data.emp_number);
+  /** The outbox events of the employees seeded with these numbers, oldest first. */
+  const eventsOf = (numbers: string[]) =>
+    stack.em().execute<{ id: string; event_type: string }[]>(
+      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in (?) order by created_at, id`,
+      [tenant.companyId, numbers],
+    );
+  /** Appends `event` to `feedId` as a dispatcher that claimed `claimed` would; the events it held back. */
+  const appendByHand = async (event: { id: string; event_type: string }, feedId: string, claimed: string[]) => {
+    const row = { id: deliveryIdFor(event.id, feedId), company_id: tenant.companyId, endpoint_id: feedId, event_id: event.id, event_key: event.event_type, event_type: 'employee.created', payload: '{}' };
+    const [{ held }] = await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${claimed.join(',')}}`]);
+    return held;
+  };
 
   it('registers a feed without a URL, and refuses a URL with a feed and none with a webhook, naming url', async () => {
     const feed = await newFeed();
@@ -104,23 +116,17 @@ describe('event feeds', () => {
     const first = await newFeed();
     for (const empNumber of ['HOLD-1', 'HOLD-2']) await seedEmployee(stack, tenant, { empNumber });
     await waitFor(async () => (await read(first.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
-    const events = await stack.em().execute<{ id: string; event_type: string }[]>(
-      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in ('HOLD-1', 'HOLD-2') order by created_at, id`,
-      [tenant.companyId],
-    );
+    const events = await eventsOf(['HOLD-1', 'HOLD-2']);
     expect(events).toHaveLength(2);
     // The two events claimed again, as a dispatcher holds what it claimed; a feed that has neither yet.
     const second = await newFeed();
     await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = now() + interval '1 minute' where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
     try {
-      const row = { id: deliveryIdFor(events[1]!.id, second.id), company_id: tenant.companyId, endpoint_id: second.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
-      const append = async (claimed: string[]) =>
-        (await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${claimed.join(',')}}`]))[0]!.held;
       // The later event alone: the earlier one is another dispatcher's, and not in the feed yet.
-      expect(await append([events[1]!.id])).toEqual([events[1]!.id]);
+      expect(await appendByHand(events[1]!, second.id, [events[1]!.id])).toEqual([events[1]!.id]);
       expect((await call('GET', `/webhook-endpoints/${second.id}`)).body.feed.unacknowledged_events).toBe(0);
       // Both claimed by this dispatcher (the earlier one had no row for this feed: it is written as it comes).
-      expect(await append([events[0]!.id, events[1]!.id])).toEqual([]);
+      expect(await appendByHand(events[1]!, second.id, [events[0]!.id, events[1]!.id])).toEqual([]);
       expect((await call('GET', `/webhook-endpoints/${second.id}`)).body.feed.unacknowledged_events).toBe(1);
     } finally {
       await stack.em().execute(`update outbox_events set dispatched_at = now(), claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
@@ -230,10 +236,7 @@ describe('event feeds', () => {
     const feed = await newFeed();
     for (const empNumber of ['CLAIMING-1', 'CLAIMING-2']) await seedEmployee(stack, tenant, { empNumber });
     await waitFor(async () => (await read(feed.id, '')).body.data.length === 2, 10_000, 'both events dispatched');
-    const events = await stack.em().execute<{ id: string; event_type: string }[]>(
-      `select id, event_type from outbox_events where company_id = ? and data->>'emp_number' in ('CLAIMING-1', 'CLAIMING-2') order by created_at, id`,
-      [tenant.companyId],
-    );
+    const events = await eventsOf(['CLAIMING-1', 'CLAIMING-2']);
     const later = await newFeed();
     // The claims are taken by hand from here on: the dispatchers would claim the events made undispatched below before
     // the lock that stands for another dispatcher's claim is taken. The file's last test, so none needs them after.
@@ -242,9 +245,7 @@ describe('event feeds', () => {
     // Both undispatched again; the earlier one's row locked as a claim in progress locks it, nothing committed.
     await stack.em().execute(`update outbox_events set dispatched_at = null, claimed_until = null where id in (?, ?)`, [events[0]!.id, events[1]!.id]);
     const claiming = await holdRowLocks(stack.config.databaseUrl, 'select 1 from outbox_events where id = $1 for update', [events[0]!.id]);
-    const row = { id: deliveryIdFor(events[1]!.id, later.id), company_id: tenant.companyId, endpoint_id: later.id, event_id: events[1]!.id, event_key: events[1]!.event_type, event_type: 'employee.created', payload: '{}' };
-    const appendLater = async () =>
-      (await stack.em().execute<{ held: string[] }[]>('select append_feed_events(?::json, ?::uuid[]) as held', [JSON.stringify([row]), `{${events[1]!.id}}`]))[0]!.held;
+    const appendLater = () => appendByHand(events[1]!, later.id, [events[1]!.id]);
     try {
       expect(await appendLater()).toEqual([events[1]!.id]);
       // The claim given up: the earlier event unclaimed and unlocked, as one let go is, and still ahead.
